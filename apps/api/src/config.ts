@@ -1,0 +1,70 @@
+import { fileURLToPath } from 'node:url';
+import * as v from 'valibot';
+
+/** The repository root's `.data` folder: from `src/` and `dist/` alike, two levels up from here. */
+const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.data', import.meta.url));
+
+function integerVariable(name: string, min: number, max: number) {
+  const message = `${name} must be an integer from ${min} to ${max}`;
+  return v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, message),
+    v.transform(Number),
+    v.minValue(min, message),
+    v.maxValue(max, message),
+  );
+}
+
+const EnvSchema = v.object({
+  PORT: v.optional(integerVariable('PORT', 0, 65535), '3000'),
+  HOST: v.optional(v.pipe(v.string(), v.nonEmpty('HOST must not be empty')), '127.0.0.1'),
+  DATABASE_URL: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// or postgresql:// connection string'),
+    ),
+  ),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('DATA_DIR must not be empty')), DEFAULT_DATA_DIR),
+  BODY_LIMIT_BYTES: v.optional(integerVariable('BODY_LIMIT_BYTES', 1, 16 * 1024 * 1024), '65536'),
+  DATABASE_POOL_SIZE: v.optional(integerVariable('DATABASE_POOL_SIZE', 1, 1000), '16'),
+  SHUTDOWN_TIMEOUT_MS: v.optional(integerVariable('SHUTDOWN_TIMEOUT_MS', 0, 600_000), '10000'),
+  NODE_ENV: v.optional(v.string(), 'development'),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** PostgreSQL connection string; absent means the embedded database in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly bodyLimitBytes: number;
+  readonly databasePoolSize: number;
+  readonly shutdownTimeoutMs: number;
+  readonly production: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Reads the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "not set", as it does for most tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = v.safeParse(EnvSchema, present);
+  if (!result.success) {
+    const problems = result.issues.map((issue) => issue.message).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const parsed = result.output;
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    databaseUrl: parsed.DATABASE_URL,
+    dataDir: parsed.DATA_DIR,
+    bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
+    databasePoolSize: parsed.DATABASE_POOL_SIZE,
+    shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
+    production: parsed.NODE_ENV === 'production',
+  };
+}

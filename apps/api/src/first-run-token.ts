@@ -1,0 +1,36 @@
+import type { Database } from '@plant-store/db';
+import { SCOPES } from './middleware/bearer-auth.js';
+
+export const FIRST_RUN_TOKEN_NAME = 'local-dev';
+
+/**
+ * Local first run: an embedded database without any token gets one with every scope, printed
+ * once so that a fresh clone can be called at once. Never with PostgreSQL or in production:
+ * there, tokens come from `pnpm token create` only.
+ */
+export async function issueFirstRunToken(
+  db: Pick<Database, 'engine' | 'countTokens' | 'issueToken'>,
+  options: { readonly production: boolean; readonly baseUrl: string; readonly print: (text: string) => void },
+): Promise<boolean> {
+  if (db.engine !== 'pglite' || options.production) return false;
+  if ((await db.countTokens()) > 0) return false;
+  const { token } = await db.issueToken({ name: FIRST_RUN_TOKEN_NAME, scopes: SCOPES });
+  const rule = '='.repeat(72);
+  options.print(
+    [
+      rule,
+      `First start on an empty embedded database: issued the bearer token "${FIRST_RUN_TOKEN_NAME}"`,
+      `with scopes ${SCOPES.join(' ')}. It is shown this once only; keep it:`,
+      '',
+      `  PLANT_STORE_TOKEN=${token}`,
+      '',
+      'Try it:',
+      `  curl -X POST ${options.baseUrl}/plants -H "Authorization: Bearer ${token}" \\`,
+      `       -H 'Content-Type: application/json' -d '{"id": 1, "name": "Monstera", "tag": "aroid"}'`,
+      'More tokens: pnpm token create --name NAME --scope plants:write',
+      rule,
+      '',
+    ].join('\n'),
+  );
+  return true;
+}

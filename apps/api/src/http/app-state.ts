@@ -1,0 +1,17 @@
+import type { TokenRecord } from '@plant-store/db';
+import type { DefaultContext, ParameterizedContext } from 'koa';
+
+/** Per-request data, set by middleware. */
+export interface AppState {
+  /** The authenticated bearer token (set by bearerAuth). */
+  token?: TokenRecord;
+  /**
+   * When set, failures caused by what the client sent answer this HTTP status whatever their
+   * `error` code: the spec's rule for POST /plants, where every such failure is a 400.
+   */
+  clientFaultStatus?: number;
+  /** The request body, parsed by jsonBody with exact int64 numbers. */
+  jsonBody?: unknown;
+}
+
+export type AppContext = ParameterizedContext<AppState, DefaultContext>;

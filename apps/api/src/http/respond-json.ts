@@ -1,0 +1,12 @@
+import { stringifyJson } from '@plant-store/schema';
+import type { Context } from 'koa';
+
+/**
+ * Every JSON response goes out through here: Koa's own JSON encoding uses JSON.stringify,
+ * which throws on bigint ids; this writes them as exact JSON integers.
+ */
+export function respondJson(ctx: Context, status: number, value: unknown): void {
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = stringifyJson(value);
+}

@@ -1,0 +1,37 @@
+import { DataDirLockedError } from '@plant-store/db';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger, describeError } from './logger.js';
+import { startServer } from './server.js';
+
+const log = createLogger();
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const starting = startServer(config, { log });
+  // Installed before the server is up, so a signal during start-up also shuts down cleanly.
+  const stop = (signal: string) => {
+    log.info('signal received', { signal });
+    starting
+      .then((server) => server.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error('shutdown failed', describeError(error));
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  await starting;
+}
+
+main().catch((error: unknown) => {
+  // Configuration and start-up failures: one clear line, no stack trace for the expected ones.
+  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    log.error(error.message);
+  } else {
+    log.error('failed to start', describeError(error));
+  }
+  process.exit(1);
+});

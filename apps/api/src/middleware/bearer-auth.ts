@@ -1,0 +1,54 @@
+import type { TokenRecord } from '@plant-store/db';
+import { ErrorCode } from '@plant-store/schema';
+import type { Middleware } from 'koa';
+import { ApiError } from '../http/api-error.js';
+import type { AppState } from '../http/app-state.js';
+
+export const SCOPES = ['plants:read', 'plants:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+const REALM = 'Bearer realm="plant-store"';
+/** RFC 6750 b64token; anything longer than this is no token we issued. */
+const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const MAX_TOKEN_LENGTH = 512;
+
+export type AuthenticateToken = (token: string) => Promise<TokenRecord | null>;
+
+/** The bearer token in an Authorization header value, or null when it is not a bearer credential. */
+export function parseBearerToken(header: string): string | null {
+  const token = BEARER_CREDENTIAL.exec(header)?.[1];
+  return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : null;
+}
+
+/**
+ * Requires a valid bearer token carrying `scope` (RFC 6750). Runs before the body is read, so
+ * an unauthenticated caller learns nothing about validation.
+ */
+export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middleware<AppState> {
+  return async (ctx, next) => {
+    const header = ctx.get('Authorization');
+    if (header === '') {
+      throw new ApiError(ErrorCode.NotAuthenticated, 'authentication required: send Authorization: Bearer <token>', {
+        headers: { 'WWW-Authenticate': REALM },
+      });
+    }
+    const token = parseBearerToken(header);
+    const record = token === null ? null : await authenticate(token);
+    if (record === null) {
+      throw new ApiError(ErrorCode.NotAuthenticated, 'the bearer token is invalid or has been revoked', {
+        headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
+      });
+    }
+    if (!record.scopes.includes(scope)) {
+      throw new ApiError(ErrorCode.NotAllowed, `this token lacks the ${scope} scope`, {
+        headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+      });
+    }
+    ctx.state.token = record;
+    await next();
+  };
+}

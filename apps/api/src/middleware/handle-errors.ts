@@ -1,0 +1,103 @@
+import { DatabaseUnavailableError, PlantConflictError } from '@plant-store/db';
+import { ErrorCode } from '@plant-store/schema';
+import type { Middleware } from 'koa';
+import { ApiError } from '../http/api-error.js';
+import type { AppContext, AppState } from '../http/app-state.js';
+import { respondJson } from '../http/respond-json.js';
+
+/** Seconds a client should wait before retrying when the database is unavailable. */
+const RETRY_AFTER_SECONDS = '1';
+
+/** `error` codes that mean "the client sent something wrong" (see AppState.clientFaultStatus). */
+const CLIENT_FAULT_CODES: ReadonlySet<number> = new Set([
+  ErrorCode.InvalidRequest,
+  ErrorCode.Conflict,
+  ErrorCode.BodyTooLarge,
+  ErrorCode.UnsupportedMediaType,
+]);
+
+const KNOWN_CODES: ReadonlySet<number> = new Set(Object.values(ErrorCode));
+
+function isErrorCode(status: number): status is ErrorCode {
+  return KNOWN_CODES.has(status);
+}
+
+/**
+ * The one place that writes error responses. First in the chain: every failure below it, thrown
+ * or left as a bare status (unknown path, method not allowed), leaves as `{ error, message }`.
+ */
+export function handleErrors(): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status >= 400 && ctx.body == null) throw errorForBareStatus(ctx);
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.code >= 500 && apiError.code !== ErrorCode.DatabaseUnavailable) {
+        ctx.app.emit('error', error, ctx);
+      }
+      const faultStatus = ctx.state.clientFaultStatus;
+      const status = faultStatus !== undefined && CLIENT_FAULT_CODES.has(apiError.code) ? faultStatus : apiError.status;
+      ctx.set(apiError.headers);
+      respondJson(ctx, status, { error: apiError.code, message: apiError.message });
+    }
+  };
+}
+
+function errorForBareStatus(ctx: AppContext): ApiError {
+  switch (ctx.status) {
+    case 404:
+      return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${ctx.path}`);
+    case 405:
+      return new ApiError(
+        ErrorCode.MethodNotAllowed,
+        `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+      );
+    default:
+      return new ApiError(ErrorCode.InvalidRequest, `request failed with status ${ctx.status}`, { status: ctx.status });
+  }
+}
+
+/** Errors thrown by raw-body / co-body (inside koa-bodyparser) carry these. */
+interface HttpLikeError {
+  status?: unknown;
+  expose?: unknown;
+  type?: unknown;
+  limit?: unknown;
+  message: string;
+}
+
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof PlantConflictError) return new ApiError(ErrorCode.Conflict, error.message);
+  if (error instanceof DatabaseUnavailableError) {
+    return new ApiError(ErrorCode.DatabaseUnavailable, 'the database is unavailable; retry shortly', {
+      headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+    });
+  }
+  if (error instanceof Error) {
+    const httpError: HttpLikeError = error;
+    switch (httpError.type) {
+      case 'entity.too.large':
+        return new ApiError(
+          ErrorCode.BodyTooLarge,
+          `request body is larger than the limit of ${String(httpError.limit)} bytes`,
+        );
+      case 'encoding.unsupported':
+        return new ApiError(ErrorCode.UnsupportedMediaType, 'request body encoding is not supported; send UTF-8');
+      case 'request.aborted':
+        return new ApiError(ErrorCode.InvalidRequest, 'request body was aborted before it was complete');
+      case 'request.size.invalid':
+        return new ApiError(ErrorCode.InvalidRequest, 'request body length does not match Content-Length');
+    }
+    if (typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
+      const code = isErrorCode(httpError.status) ? httpError.status : ErrorCode.InvalidRequest;
+      return new ApiError(code, firstSentence(httpError.message), { status: httpError.status });
+    }
+  }
+  return new ApiError(ErrorCode.Internal, 'internal error');
+}
+
+function firstSentence(message: string): string {
+  return message.split('\n')[0]?.toLowerCase() ?? 'bad request';
+}

@@ -1,0 +1,183 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { DataDirLockedError, openDatabase } from '@plant-store/db';
+import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request, startTestService, type TestService } from './test-support/test-service.js';
+
+const API_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Runs `src/<entry>` in a child process through tsx, as `pnpm start` / `pnpm token` run the build. */
+function spawnApi(entry: string, args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
+    cwd: API_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+async function collect(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+function storageEnv(storage: TestStorage): Record<string, string> {
+  return { DATA_DIR: storage.dataDir, ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}) };
+}
+
+describe.each(testEngines())('service lifecycle on %s', (engine) => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function storage(): Promise<TestStorage> {
+    const created = await createTestStorage(engine);
+    cleanups.push(() => created.dispose());
+    return created;
+  }
+
+  async function start(on: TestStorage): Promise<TestService> {
+    const service = await startTestService(on);
+    cleanups.push(() => service.close());
+    return service;
+  }
+
+  it('keeps committed plants across a restart on the same storage', async () => {
+    const where = await storage();
+    const first = await start(where);
+    const { token } = await first.db.issueToken({ name: 'restart', scopes: ['plants:write'] });
+    const body = '{"id": 9223372036854775807, "name": "Survivor", "tag": "hardy"}';
+    expect((await request(first.url, '/plants', { body, token })).status).toBe(200);
+    await first.close();
+
+    const second = await start(where);
+    expect(await second.db.findPlant(9223372036854775807n)).toEqual({
+      id: 9223372036854775807n,
+      name: 'Survivor',
+      tag: 'hardy',
+    });
+    const replay = await request(second.url, '/plants', { body, token });
+    expect(replay.status).toBe(200);
+    expect(replay.text).toBe('{"id":9223372036854775807,"name":"Survivor","tag":"hardy"}');
+    expect(second.db.appliedMigrations).toEqual([]);
+  });
+
+  it('finishes an in-flight request before shutting down', async () => {
+    const service = await start(await storage());
+    const { token } = await service.db.issueToken({ name: 'inflight', scopes: ['plants:write'] });
+    const inFlight = request(service.url, '/plants', { body: '{"id": 7, "name": "Late"}', token });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const closed = service.close();
+    expect((await inFlight).status).toBe(200);
+    await closed;
+    await expect(request(service.url, '/healthz')).rejects.toThrow();
+  });
+
+  if (engine === 'pglite') {
+    it('issues and prints one token on the first start of an empty embedded database, never again', async () => {
+      const where = await storage();
+      const first = await start(where);
+      const banner = first.printed.join('');
+      const token = /PLANT_STORE_TOKEN=(pst_[A-Za-z0-9_-]{43})/.exec(banner)?.[1];
+      expect(token).toBeDefined();
+      const created = await request(first.url, '/plants', { body: '{"id": 1, "name": "First"}', token: token ?? '' });
+      expect(created.status).toBe(200);
+      expect(first.logs.join('')).not.toContain(token);
+      await first.close();
+
+      const second = await start(where);
+      expect(second.printed).toEqual([]);
+    });
+
+    it('does not issue a first-run token in production mode', async () => {
+      const service = await startTestService(await storage(), { NODE_ENV: 'production' });
+      cleanups.push(() => service.close());
+      expect(service.printed).toEqual([]);
+      expect(await service.db.countTokens()).toBe(0);
+    });
+
+    it('refuses a second process on the same data folder with an error naming it', async () => {
+      const where = await storage();
+      await start(where);
+      const attempt = openDatabase({ dataDir: where.dataDir, lockWaitMs: 0 });
+      await expect(attempt).rejects.toBeInstanceOf(DataDirLockedError);
+      await expect(attempt).rejects.toThrow(where.dataDir);
+
+      const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
+      const { code, stderr } = await collect(child);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`the data folder ${where.dataDir} is in use`);
+    });
+  } else {
+    it('never issues a first-run token on PostgreSQL', async () => {
+      const service = await start(await storage());
+      expect(service.printed).toEqual([]);
+      expect(await service.db.countTokens()).toBe(0);
+    });
+  }
+
+  it('runs as a process: starts, serves, and exits 0 on SIGTERM', async () => {
+    const where = await storage();
+    const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
+    const result = collect(child);
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /"message":"listening","url":"([^"]+)"/.exec(stderr);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once('exit', () => reject(new Error(`service exited early: ${stderr}`)));
+    });
+    expect((await request(url, '/healthz')).status).toBe(200);
+    child.kill('SIGTERM');
+    const { code } = await result;
+    expect(code).toBe(0);
+    expect(stderr).toContain('"message":"stopped"');
+  });
+
+  it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
+    const where = await storage();
+    const env = storageEnv(where);
+    const created = await collect(
+      spawnApi('cli/token.ts', ['create', '--name', 'ci-bot', '--scope', 'plants:write'], env),
+    );
+    expect(created.code).toBe(0);
+    const lines = created.stdout.trimEnd().split('\n');
+    const token = lines.at(-1) ?? '';
+    expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
+
+    const duplicate = await collect(spawnApi('cli/token.ts', ['create', '--name', 'ci-bot'], env));
+    expect(duplicate.code).toBe(2);
+    expect(duplicate.stderr).toContain('already exists');
+
+    const listed = await collect(spawnApi('cli/token.ts', ['list'], env));
+    expect(listed.stdout).toMatch(/^ci-bot\tplants:write\tcreated \S+\tactive$/m);
+    expect(listed.stdout).not.toContain(token);
+
+    const service = await start(where);
+    const body = '{"id": 5, "name": "Bot plant"}';
+    expect((await request(service.url, '/plants', { body, token })).status).toBe(200);
+    await service.close();
+
+    const revoked = await collect(spawnApi('cli/token.ts', ['revoke', 'ci-bot'], env));
+    expect(revoked.code).toBe(0);
+    const again = await start(where);
+    expect((await request(again.url, '/plants', { body, token })).status).toBe(401);
+    await again.close();
+
+    const bad = await collect(spawnApi('cli/token.ts', ['create', '--name', 'x', '--scope', 'plants:admin'], env));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown scope');
+  });
+});

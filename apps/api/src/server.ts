@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Database, openDatabase } from '@plant-store/db';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { issueFirstRunToken } from './first-run-token.js';
+import { describeError, type Logger } from './logger.js';
+
+export interface RunningServer {
+  /** `http://host:port` as bound (the real port when PORT=0). */
+  readonly url: string;
+  readonly db: Database;
+  /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly log: Logger;
+  /** Where the first-run token banner goes (stdout by default). */
+  readonly print?: (text: string) => void;
+}
+
+/** Opens the database (applying migrations), then listens. */
+export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
+  const { log } = options;
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
+  if (db.appliedMigrations.length > 0) log.info('applied migrations', { migrations: db.appliedMigrations });
+
+  let server: Server;
+  try {
+    const app = createApp({ db, bodyLimitBytes: config.bodyLimitBytes });
+    app.on('error', (error: unknown) => log.error('request failed', describeError(error)));
+    server = createServer(app.callback());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info('listening', { url, database: db.engine });
+  await issueFirstRunToken(db, {
+    production: config.production,
+    baseUrl: url,
+    print: options.print ?? ((text) => process.stdout.write(text)),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    db,
+    close() {
+      closing ??= shutDown(server, db, config.shutdownTimeoutMs, log);
+      return closing;
+    },
+  };
+}
+
+async function shutDown(server: Server, db: Database, timeoutMs: number, log: Logger): Promise<void> {
+  log.info('shutting down');
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout').unref());
+  if ((await Promise.race([closed, deadline])) === 'timeout') {
+    log.error('shutdown timeout: closing connections with requests still in flight', { timeoutMs });
+    server.closeAllConnections();
+    await closed;
+  }
+  clearInterval(sweep);
+  await db.close();
+  log.info('stopped');
+}

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from './database.js';
+import { DataDirLockedError, PlantConflictError, TokenNameTakenError, TokenNotFoundError } from './errors.js';
+import { createTestStorage, type TestStorage, testEngines } from './testing.js';
+
+describe.each(testEngines())('repository on %s', (engine) => {
+  let storage: TestStorage;
+  let db: Database;
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await storage?.dispose();
+  });
+
+  it('applies the migrations on first open', () => {
+    expect(db.engine).toBe(engine);
+    expect(db.appliedMigrations.length).toBeGreaterThan(0);
+  });
+
+  describe('createPlant', () => {
+    it('creates, then recognises a replay without writing', async () => {
+      expect(await db.createPlant({ id: 1n, name: 'Fern', tag: 'shade' })).toEqual({
+        plant: { id: 1n, name: 'Fern', tag: 'shade' },
+        created: true,
+      });
+      expect(await db.createPlant({ id: 1n, name: 'Fern', tag: 'shade' })).toEqual({
+        plant: { id: 1n, name: 'Fern', tag: 'shade' },
+        created: false,
+      });
+    });
+
+    it('refuses the same id with other content, telling absent tag from empty tag', async () => {
+      await db.createPlant({ id: 2n, name: 'Aloe' });
+      await expect(db.createPlant({ id: 2n, name: 'Aloe', tag: '' })).rejects.toBeInstanceOf(PlantConflictError);
+      await expect(db.createPlant({ id: 2n, name: 'Aloe vera' })).rejects.toThrow('id 2 already exists');
+      expect(await db.findPlant(2n)).toEqual({ id: 2n, name: 'Aloe' });
+    });
+
+    it('keeps both int64 ends and 2^53 + 1 exact', async () => {
+      for (const id of [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n + 1n]) {
+        await db.createPlant({ id, name: `id ${id}` });
+        expect(await db.findPlant(id)).toEqual({ id, name: `id ${id}` });
+      }
+      expect(await db.findPlant(2n ** 53n)).toBeNull();
+    });
+
+    it('lets exactly one of 20 concurrent differing creates of one id win', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, index) => db.createPlant({ id: 3n, name: `racer ${index}` })),
+      );
+      const created = results.filter((result) => result.status === 'fulfilled');
+      expect(created).toHaveLength(1);
+      for (const result of results) {
+        if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(PlantConflictError);
+      }
+      const winner = created[0]?.status === 'fulfilled' ? created[0].value.plant : undefined;
+      expect(await db.findPlant(3n)).toEqual(winner);
+    });
+  });
+
+  describe('tokens', () => {
+    it('issues a prefixed 256-bit token that authenticates until revoked', async () => {
+      const { token, record } = await db.issueToken({ name: 'alpha', scopes: ['plants:read', 'plants:write'] });
+      expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
+      expect(record).toMatchObject({ name: 'alpha', scopes: ['plants:read', 'plants:write'], revokedAt: null });
+      expect(await db.authenticateToken(token)).toEqual(record);
+      expect(await db.authenticateToken(`${token}x`)).toBeNull();
+
+      const revoked = await db.revokeToken('alpha');
+      expect(revoked.revokedAt).toBeInstanceOf(Date);
+      expect(await db.authenticateToken(token)).toBeNull();
+      await expect(db.revokeToken('alpha')).rejects.toBeInstanceOf(TokenNotFoundError);
+    });
+
+    it('refuses a second token with a taken name', async () => {
+      await db.issueToken({ name: 'beta', scopes: ['plants:read'] });
+      await expect(db.issueToken({ name: 'beta', scopes: ['plants:read'] })).rejects.toBeInstanceOf(
+        TokenNameTakenError,
+      );
+    });
+
+    it('lists tokens without any secret', async () => {
+      const { token } = await db.issueToken({ name: 'gamma', scopes: ['plants:write'] });
+      const listed = await db.listTokens();
+      expect(listed.map((record) => record.name)).toEqual(expect.arrayContaining(['gamma']));
+      expect(JSON.stringify(listed)).not.toContain(token);
+      for (const record of listed)
+        expect(Object.keys(record).sort()).toEqual(['createdAt', 'id', 'name', 'revokedAt', 'scopes']);
+      expect(await db.countTokens()).toBe(listed.length);
+    });
+  });
+
+  it('answers ping', async () => {
+    await expect(db.ping()).resolves.toBeUndefined();
+  });
+});
+
+describe('the embedded data folder', () => {
+  it('is held by one opener at a time, and free again after close', async () => {
+    const storage = await createTestStorage('pglite');
+    try {
+      const first = await openDatabase({ dataDir: storage.dataDir });
+      await expect(openDatabase({ dataDir: storage.dataDir, lockWaitMs: 0 })).rejects.toBeInstanceOf(
+        DataDirLockedError,
+      );
+      await first.close();
+      const second = await openDatabase({ dataDir: storage.dataDir, lockWaitMs: 0 });
+      expect(second.appliedMigrations).toEqual([]);
+      await second.close();
+    } finally {
+      await storage.dispose();
+    }
+  });
+});

@@ -1,0 +1,109 @@
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { NewPlant, StoredPlant } from '@plant-store/schema';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { lockDataDir } from './data-dir-lock.js';
+import { PrismaClient } from './generated/prisma/client.js';
+import { applyMigrations } from './migrate.js';
+import { type CreatePlantResult, createPlant } from './plants/create-plant.js';
+import { findPlant } from './plants/find-plant.js';
+import { translateError } from './prisma-errors.js';
+import { authenticateToken } from './tokens/authenticate-token.js';
+import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
+import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
+import type { TokenRecord } from './tokens/token-record.js';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL connection string. Without one, the embedded PGlite database in `dataDir`. */
+  readonly url?: string | undefined;
+  /** The embedded database's folder (ignored with `url`). */
+  readonly dataDir: string;
+  /** PostgreSQL connection pool size. */
+  readonly poolSize?: number;
+  /** How long to wait for the embedded data folder's lock (see lockDataDir). */
+  readonly lockWaitMs?: number;
+}
+
+export type DatabaseEngine = 'postgres' | 'pglite';
+
+/** The repository API: plain records and domain errors, no Prisma types. */
+export interface Database {
+  readonly engine: DatabaseEngine;
+  /** Migrations that opening this database applied (empty when it was up to date). */
+  readonly appliedMigrations: readonly string[];
+  createPlant(plant: NewPlant): Promise<CreatePlantResult>;
+  findPlant(id: bigint): Promise<StoredPlant | null>;
+  issueToken(options: IssueTokenOptions): Promise<IssuedToken>;
+  authenticateToken(token: string): Promise<TokenRecord | null>;
+  listTokens(): Promise<TokenRecord[]>;
+  revokeToken(name: string): Promise<TokenRecord>;
+  countTokens(): Promise<number>;
+  /** Resolves when the database answers a query; throws DatabaseUnavailableError otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the configured database and applies pending migrations. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options.poolSize ?? 16) : openPGlite(options);
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
+  const adapter = new PrismaPg({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  const prisma = new PrismaClient({ adapter });
+  return createDatabase('postgres', prisma, applied, () => prisma.$disconnect());
+}
+
+async function openPGlite(options: DatabaseOptions): Promise<Database> {
+  const dataDir = resolve(options.dataDir);
+  const release = await lockDataDir(dataDir, options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs });
+  let pglite: PGlite | undefined;
+  try {
+    pglite = await PGlite.create(join(dataDir, 'pgdata'));
+    const { applied } = await applyMigrations({ kind: 'pglite', client: pglite });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    const client = pglite;
+    return createDatabase('pglite', prisma, applied, async () => {
+      await prisma.$disconnect();
+      await client.close();
+      await release();
+    });
+  } catch (error) {
+    await pglite?.close().catch(() => {});
+    await release();
+    throw error;
+  }
+}
+
+function createDatabase(
+  engine: DatabaseEngine,
+  prisma: PrismaClient,
+  appliedMigrations: readonly string[],
+  closeConnections: () => Promise<void>,
+): Database {
+  let closing: Promise<void> | undefined;
+  return {
+    engine,
+    appliedMigrations,
+    createPlant: (plant) => createPlant(prisma, plant),
+    findPlant: (id) => findPlant(prisma, id),
+    issueToken: (options) => issueToken(prisma, options),
+    authenticateToken: (token) => authenticateToken(prisma, token),
+    listTokens: () => listTokens(prisma),
+    revokeToken: (name) => revokeToken(prisma, name),
+    countTokens: () => countTokens(prisma),
+    async ping() {
+      try {
+        await prisma.$queryRaw`SELECT 1`;
+      } catch (error) {
+        throw translateError(error);
+      }
+    },
+    close() {
+      closing ??= closeConnections();
+      return closing;
+    },
+  };
+}

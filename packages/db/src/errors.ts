@@ -1,0 +1,42 @@
+/**
+ * Domain errors of the data layer. Prisma and driver errors are translated into these here,
+ * and nowhere else: callers never see an ORM type.
+ */
+export class PlantConflictError extends Error {
+  override readonly name = 'PlantConflictError';
+  constructor(readonly id: bigint) {
+    super(`a plant with id ${id} already exists with a different name or tag`);
+  }
+}
+
+/** The database cannot be reached or stopped answering: a server-side fault, worth a retry. */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
+  constructor(options?: { cause?: unknown }) {
+    super('the database is unavailable', options);
+  }
+}
+
+/** Another process holds the embedded database's data folder. */
+export class DataDirLockedError extends Error {
+  override readonly name = 'DataDirLockedError';
+  constructor(readonly dataDir: string) {
+    super(
+      `the data folder ${dataDir} is in use by another Plant Store process; stop that process first, or set DATA_DIR to another folder`,
+    );
+  }
+}
+
+export class TokenNameTakenError extends Error {
+  override readonly name = 'TokenNameTakenError';
+  constructor(readonly tokenName: string) {
+    super(`a token named "${tokenName}" already exists`);
+  }
+}
+
+export class TokenNotFoundError extends Error {
+  override readonly name = 'TokenNotFoundError';
+  constructor(readonly tokenName: string) {
+    super(`no active token is named "${tokenName}"`);
+  }
+}

@@ -1,0 +1,13 @@
+export { type Database, type DatabaseEngine, type DatabaseOptions, openDatabase } from './database.js';
+export {
+  DatabaseUnavailableError,
+  DataDirLockedError,
+  PlantConflictError,
+  TokenNameTakenError,
+  TokenNotFoundError,
+} from './errors.js';
+export { applyMigrations, type MigrationResult, type MigrationTarget } from './migrate.js';
+export type { CreatePlantResult } from './plants/create-plant.js';
+export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
+export type { TokenRecord } from './tokens/token-record.js';
+export { TOKEN_PREFIX } from './tokens/token-secret.js';

@@ -1,0 +1,150 @@
+/**
+ * `prisma migrate deploy` without the Prisma CLI: applies the committed migrations through
+ * Prisma's schema engine (WASM), which keeps `_prisma_migrations` exactly as the CLI would.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import {
+  errorMessage,
+  type MigrationList,
+  NO_SCHEMA_FILTER,
+  PRISMA_MIGRATE_ADVISORY_LOCK_KEY,
+  pgliteAdapterFactory,
+  postgresAdapterFactory,
+  readMigrationsList,
+  type SchemaEngine,
+  withSchemaEngine,
+} from './schema-engine.js';
+
+export type MigrationTarget =
+  /** An already-open PGlite: its data dir may be opened by one process only. It is left open. */
+  | { readonly kind: 'pglite'; readonly client: PGlite }
+  | { readonly kind: 'postgres'; readonly connectionString: string };
+
+export interface MigrationResult {
+  /** Names of the migrations applied by this call, oldest first; empty when already up to date. */
+  readonly applied: readonly string[];
+}
+
+export interface ApplyMigrationsOptions {
+  /** Defaults to this package's `prisma/migrations`. */
+  readonly migrationsDir?: string;
+}
+
+// `../prisma/migrations` from both `src/` and the compiled `dist/`.
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
+
+// How long a replica waits for another one that is applying migrations. The engine's own wait
+// gives up after 10 s, too short for a migration that rewrites a large table.
+const LOCK_WAIT_TIMEOUT = '10min';
+
+/**
+ * Applies the migrations not yet recorded in the target's `_prisma_migrations`, as
+ * `prisma migrate deploy` does. Safe to call from several processes at once against one
+ * PostgreSQL database, and from several callers at once on one PGlite client.
+ */
+export async function applyMigrations(
+  target: MigrationTarget,
+  options: ApplyMigrationsOptions = {},
+): Promise<MigrationResult> {
+  const migrationsDir = path.resolve(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+  const action = `Applying the migrations in ${migrationsDir} to ${describeTarget(target)}`;
+  let migrations: MigrationList;
+  try {
+    migrations = await readMigrationsList(migrationsDir);
+  } catch (error) {
+    throw new Error(`${action} failed: ${errorMessage(error)}`, { cause: error });
+  }
+  const applied =
+    target.kind === 'pglite'
+      ? await applyToPGlite(target.client, migrations, action)
+      : await applyToPostgres(target.connectionString, migrations, action);
+  return { applied };
+}
+
+async function applyToPostgres(connectionString: string, migrations: MigrationList, action: string) {
+  // One session for everything: the advisory lock is per session, and the engine's statements
+  // must run where the lock is held.
+  const pool = new pg.Pool({ connectionString, max: 1, idleTimeoutMillis: 0, application_name: 'plant-store-migrate' });
+  // Without a listener, a server dropping the idle session would crash the process; the next
+  // query reports the failure instead.
+  pool.on('error', () => {});
+  try {
+    await lockMigrations(pool, action);
+    // The engine takes the same lock again on this session (locks are re-entrant): immediate.
+    return await withSchemaEngine(postgresAdapterFactory(pool), action, (engine) => deploy(engine, migrations));
+  } finally {
+    // Ending the session releases its advisory locks, ours and the engine's.
+    await pool.end();
+  }
+}
+
+/**
+ * Waits for Prisma's migrate lock, so that replicas starting together apply each migration once
+ * and wait for each other instead of failing after the engine's 10 s lock timeout.
+ */
+async function lockMigrations(pool: pg.Pool, action: string): Promise<void> {
+  try {
+    await pool.query(
+      `SET lock_timeout = '${LOCK_WAIT_TIMEOUT}'; SELECT pg_advisory_lock(${PRISMA_MIGRATE_ADVISORY_LOCK_KEY}); RESET lock_timeout`,
+    );
+  } catch (error) {
+    const reason =
+      error instanceof Error && 'code' in error && error.code === '55P03'
+        ? `timed out after ${LOCK_WAIT_TIMEOUT} waiting for pg_advisory_lock(${PRISMA_MIGRATE_ADVISORY_LOCK_KEY}), held by another process applying migrations`
+        : `could not connect and take the migration lock: ${errorMessage(error)}`;
+    throw new Error(`${action} failed: ${reason}`, { cause: error });
+  }
+}
+
+// Per PGlite client: its single session cannot exclude itself with an advisory lock.
+const pgliteQueues = new WeakMap<PGlite, Promise<unknown>>();
+
+async function applyToPGlite(client: PGlite, migrations: MigrationList, action: string) {
+  const previous = pgliteQueues.get(client) ?? Promise.resolve();
+  const run = previous.then(() => applyToPGliteNow(client, migrations, action));
+  pgliteQueues.set(
+    client,
+    run.catch(() => {}),
+  );
+  return run;
+}
+
+async function applyToPGliteNow(client: PGlite, migrations: MigrationList, action: string) {
+  if (client.closed) throw new Error(`${action} failed: the PGlite client is closed`);
+  let engineLocks = 0;
+  const lockStatement = `pg_advisory_lock(${PRISMA_MIGRATE_ADVISORY_LOCK_KEY})`;
+  const factory = pgliteAdapterFactory(client, {
+    onExecuteRaw: (sql) => {
+      if (sql.includes(lockStatement)) engineLocks++;
+    },
+  });
+  try {
+    return await withSchemaEngine(factory, action, (engine) => deploy(engine, migrations));
+  } finally {
+    // The engine locks the session it is given and never unlocks (it expects to own it);
+    // this one is the caller's, which stays open.
+    for (; engineLocks > 0 && !client.closed; engineLocks--) {
+      await client.query(`SELECT pg_advisory_unlock(${PRISMA_MIGRATE_ADVISORY_LOCK_KEY})`);
+    }
+    await factory.close();
+  }
+}
+
+async function deploy(engine: SchemaEngine, migrationsList: MigrationList): Promise<readonly string[]> {
+  const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList, filters: NO_SCHEMA_FILTER });
+  return appliedMigrationNames;
+}
+
+/** Names the database in error messages without leaking a password. */
+function describeTarget(target: MigrationTarget): string {
+  if (target.kind === 'pglite') return `PGlite (${target.client.dataDir ?? 'in memory'})`;
+  try {
+    const url = new URL(target.connectionString);
+    return `PostgreSQL database "${decodeURIComponent(url.pathname.slice(1))}" on ${url.host || 'localhost'}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}

@@ -1,0 +1,30 @@
+import * as v from 'valibot';
+
+/** The int64 range, as bigints: ids never pass through a JS `number`. */
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+
+/** Whether `value` is a bigint inside the int64 range. */
+export function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/**
+ * An int64 field, named `field` in its messages. Accepts a bigint (what the exact JSON codec
+ * yields for every integer) or a safe-integer number (what plain `JSON.parse` yields for small
+ * ids), and outputs a bigint. Fractions, numbers beyond 2^53 (already rounded by whoever parsed
+ * them), strings and out-of-range values are refused.
+ */
+export function int64Schema(field: string) {
+  const message = `${field} must be an integer between ${INT64_MIN} and ${INT64_MAX}`;
+  return v.pipe(
+    v.union([v.bigint(message), v.pipe(v.number(message), v.safeInteger(message))], (issue) =>
+      issue.input === undefined ? `${field} is required` : message,
+    ),
+    v.transform((value): bigint => BigInt(value)),
+    v.check(isInt64, message),
+  );
+}

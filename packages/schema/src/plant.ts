@@ -1,0 +1,69 @@
+import * as v from 'valibot';
+import { int64Schema } from './int64.js';
+
+export const NAME_MAX_LENGTH = 255;
+export const TAG_MAX_LENGTH = 255;
+
+/** Length in Unicode code points: what PostgreSQL's varchar(255) counts. */
+function codePointLength(text: string): number {
+  let length = 0;
+  for (const _ of text) length++;
+  return length;
+}
+
+/**
+ * Text that PostgreSQL can store exactly as given: well-formed UTF-16 (a lone surrogate
+ * would be replaced on the way to UTF-8) and no U+0000 (PostgreSQL text cannot hold it).
+ */
+function isStorableText(text: string): boolean {
+  return text.isWellFormed() && !text.includes('\u0000');
+}
+
+function textSchema(field: string, minLength: number, maxLength: number) {
+  const message =
+    minLength > 0
+      ? `${field} must be a string of ${minLength} to ${maxLength} characters`
+      : `${field} must be a string of at most ${maxLength} characters`;
+  return v.pipe(
+    v.string((issue) => (issue.input === undefined ? `${field} is required` : message)),
+    v.check((text) => {
+      const length = codePointLength(text);
+      return length >= minLength && length <= maxLength;
+    }, message),
+    v.check(isStorableText, `${field} must be valid Unicode text without NUL characters (U+0000)`),
+  );
+}
+
+const plantEntries = {
+  /** The name of the plant: 1 to 255 characters. */
+  name: textSchema('name', 1, NAME_MAX_LENGTH),
+  /** Tag that specifies the type of the plant: absent, or at most 255 characters (never null). */
+  tag: v.exactOptional(textSchema('tag', 0, TAG_MAX_LENGTH)),
+};
+
+/**
+ * valibot reports a missing key on the object, as `Invalid key: Expected "id" but received
+ * undefined`; the contract's messages name the field instead. Other object issues keep
+ * valibot's message.
+ */
+function objectMessage(issue: v.ObjectIssue): string {
+  const pathItem = issue.path?.[0];
+  return pathItem?.origin === 'key' ? `${String(pathItem.key)} is required` : issue.message;
+}
+
+/** The spec's base plant record: `{ name, tag? }`. Unknown keys are stripped. */
+export const PlantSchema = v.object(plantEntries, objectMessage);
+export type Plant = v.InferOutput<typeof PlantSchema>;
+
+/** The body of `POST /plants`: a Plant plus the client-chosen int64 `id`. */
+export const NewPlantSchema = v.object({ id: int64Schema('id'), ...plantEntries }, objectMessage);
+export type NewPlant = v.InferOutput<typeof NewPlantSchema>;
+/** What a NewPlant may look like before parsing: `id` as bigint or safe-integer number. */
+export type NewPlantInput = v.InferInput<typeof NewPlantSchema>;
+
+/**
+ * A plant as the store holds and answers it: `{ id, name, tag? }`, the spec's Plant plus its
+ * id so that callers can fetch or delete it. Same shape as NewPlant.
+ */
+export const StoredPlantSchema = NewPlantSchema;
+export type StoredPlant = NewPlant;
