@@ -6,7 +6,7 @@ export const FIRST_RUN_TOKEN_NAME = 'local-dev';
 /**
  * Local first run: an embedded database without any token gets one with every scope, printed
  * once so that a fresh clone can be called at once. Never with PostgreSQL or in production:
- * there, tokens come from `pnpm token create` only.
+ * there, tokens come from `pnpm run token create` only.
  */
 export async function issueFirstRunToken(
   db: Pick<Database, 'engine' | 'countTokens' | 'issueToken'>,
@@ -27,7 +27,7 @@ export async function issueFirstRunToken(
       'Try it:',
       `  curl -X POST ${options.baseUrl}/plants -H "Authorization: Bearer ${token}" \\`,
       `       -H 'Content-Type: application/json' -d '{"id": 1, "name": "Monstera", "tag": "aroid"}'`,
-      'More tokens: pnpm token create --name NAME --scope plants:write',
+      'More tokens: pnpm run token create --name NAME --scope plants:write',
       rule,
       '',
     ].join('\n'),

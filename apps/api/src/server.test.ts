@@ -8,7 +8,7 @@ import { request, startTestService, type TestService } from './test-support/test
 
 const API_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Runs `src/<entry>` in a child process through tsx, as `pnpm start` / `pnpm token` run the build. */
+/** Runs `src/<entry>` in a child process through tsx, as `pnpm start` / `pnpm run token` run the build. */
 function spawnApi(entry: string, args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
     cwd: API_ROOT,

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type Database, openDatabase } from '@plant-store/db';
+import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
@@ -35,6 +37,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     const app = createApp({ db, bodyLimitBytes: config.bodyLimitBytes });
     app.on('error', (error: unknown) => log.error('request failed', describeError(error)));
     server = createServer(app.callback());
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -65,6 +68,22 @@ export async function startServer(config: Config, options: StartOptions): Promis
       return closing;
     },
   };
+}
+
+/**
+ * Requests Node's HTTP parser rejects before Koa sees them (a malformed request line, headers too
+ * large, a body longer than its Content-Length) still get the Error shape, not an empty 400.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || ('_httpMessage' in socket && socket._httpMessage)) {
+    socket.destroy();
+    return;
+  }
+  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'request headers are too large' : 'malformed HTTP request';
+  const body = stringifyJson({ error: ErrorCode.InvalidRequest, message });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 async function shutDown(server: Server, db: Database, timeoutMs: number, log: Logger): Promise<void> {

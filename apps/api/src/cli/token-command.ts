@@ -4,9 +4,9 @@ import type { Config } from '../config.js';
 import { isScope, SCOPES, type Scope } from '../middleware/bearer-auth.js';
 
 export const USAGE = `Usage:
-  pnpm token create --name NAME [--scope SCOPE ...]   issue a token (default scopes: ${SCOPES.join(', ')}); prints it last
-  pnpm token list                                     list tokens (never the tokens themselves)
-  pnpm token revoke NAME                              revoke the active token NAME
+  pnpm run token create --name NAME [--scope SCOPE ...]   issue a token (default scopes: ${SCOPES.join(', ')}); prints it last
+  pnpm run token list                                     list tokens (never the tokens themselves)
+  pnpm run token revoke NAME                              revoke the active token NAME
 
 Works on the configured database: DATABASE_URL, or the embedded one in DATA_DIR (stop the service first).`;
 

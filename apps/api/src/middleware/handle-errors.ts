@@ -83,12 +83,17 @@ function toApiError(error: unknown): ApiError {
           ErrorCode.BodyTooLarge,
           `request body is larger than the limit of ${String(httpError.limit)} bytes`,
         );
-      case 'encoding.unsupported':
-        return new ApiError(ErrorCode.UnsupportedMediaType, 'request body encoding is not supported; send UTF-8');
       case 'request.aborted':
         return new ApiError(ErrorCode.InvalidRequest, 'request body was aborted before it was complete');
       case 'request.size.invalid':
         return new ApiError(ErrorCode.InvalidRequest, 'request body length does not match Content-Length');
+    }
+    // inflation (inside co-body) throws a bare Error with status 415 for an unknown Content-Encoding.
+    if (httpError.status === 415) {
+      return new ApiError(
+        ErrorCode.UnsupportedMediaType,
+        'request body Content-Encoding is not supported; send identity, gzip or deflate',
+      );
     }
     if (typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
       const code = isErrorCode(httpError.status) ? httpError.status : ErrorCode.InvalidRequest;

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { ErrorSchema, INT64_MAX, INT64_MIN } from '@plant-store/schema';
 import * as v from 'valibot';
@@ -270,6 +271,18 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
       const response = await request(service.url, '/plants', { method: 'PUT', token: writer });
       expectError(response, 405, 405);
       expect(response.headers.get('allow')).toContain('POST');
+    });
+
+    it('answers a request the HTTP parser rejects with 400 in the Error shape', async () => {
+      const { hostname, port } = new URL(service.url);
+      const socket = connect(Number(port), hostname);
+      socket.end('NOT A REQUEST\r\n\r\n');
+      let raw = '';
+      for await (const chunk of socket) raw += String(chunk);
+      const [head = '', body] = raw.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head.toLowerCase()).toContain('content-type: application/json');
+      expect(body).toBe('{"error":400,"message":"malformed HTTP request"}');
     });
 
     it('answers /healthz and /readyz without authentication', async () => {

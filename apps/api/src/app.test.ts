@@ -1,0 +1,120 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { DatabaseUnavailableError, type TokenRecord } from '@plant-store/db';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type AppDependencies, createApp } from './app.js';
+import { request } from './test-support/test-service.js';
+
+// Unit tests of the HTTP layer with a fake repository, for failures a real database will not
+// produce on demand. The behaviour against real databases is proven in routes/*.test.ts.
+
+const TOKEN = 'pst_unit';
+const record: TokenRecord = {
+  id: '00000000-0000-0000-0000-000000000000',
+  name: 'unit',
+  scopes: ['plants:read', 'plants:write'],
+  createdAt: new Date(0),
+  revokedAt: null,
+};
+
+function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies['db'] {
+  return {
+    authenticateToken: async (token) => (token === TOKEN ? record : null),
+    createPlant: async (plant) => ({ plant, created: true }),
+    ping: async () => {},
+    ...overrides,
+  };
+}
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.close();
+  server = undefined;
+});
+
+async function serve(db: AppDependencies['db']): Promise<{ url: string; errors: unknown[] }> {
+  const app = createApp({ db, bodyLimitBytes: 1024 });
+  const errors: unknown[] = [];
+  app.on('error', (error: unknown) => errors.push(error));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server?.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, errors };
+}
+
+const body = '{"id": 1, "name": "Unit"}';
+
+describe('createApp error rendering', () => {
+  it('answers 503 with Retry-After when the database is unavailable', async () => {
+    const { url } = await serve(
+      fakeDb({
+        createPlant: async () => {
+          throw new DatabaseUnavailableError();
+        },
+        ping: async () => {
+          throw new DatabaseUnavailableError();
+        },
+      }),
+    );
+    const created = await request(url, '/plants', { body, token: TOKEN });
+    expect(created.status).toBe(503);
+    expect(created.headers.get('retry-after')).toBe('1');
+    expect(created.body).toEqual({ error: 503n, message: 'the database is unavailable; retry shortly' });
+    const ready = await request(url, '/readyz');
+    expect(ready.status).toBe(503);
+  });
+
+  it('answers 500 without details for an unexpected failure, and reports it', async () => {
+    const { url, errors } = await serve(
+      fakeDb({
+        createPlant: async () => {
+          throw new Error('secret internals at /srv/db.ts:42');
+        },
+      }),
+    );
+    const response = await request(url, '/plants', { body, token: TOKEN });
+    expect(response.status).toBe(500);
+    expect(response.text).toBe('{"error":500,"message":"internal error"}');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('answers 503 on auth when the token store is unavailable', async () => {
+    const { url } = await serve(
+      fakeDb({
+        authenticateToken: async () => {
+          throw new DatabaseUnavailableError();
+        },
+      }),
+    );
+    expect((await request(url, '/plants', { body, token: TOKEN })).status).toBe(503);
+  });
+
+  it('reads a gzip body and refuses an unknown Content-Encoding with error 415', async () => {
+    const createPlant = vi.fn(async (plant) => ({ plant, created: true }));
+    const { url } = await serve(fakeDb({ createPlant }));
+    const gzipped = await request(url, '/plants', {
+      body: gzipSync(body),
+      token: TOKEN,
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(gzipped.status).toBe(200);
+    const unknown = await request(url, '/plants', { body, token: TOKEN, headers: { 'content-encoding': 'zstd-x' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ error: 415n });
+    expect(createPlant).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses a gzip body that inflates beyond the limit with error 413', async () => {
+    const { url } = await serve(fakeDb());
+    const bomb = gzipSync(`{"id": 1, "name": "x", "pad": "${'p'.repeat(1024 * 1024)}"}`);
+    expect(bomb.length).toBeLessThan(1024 * 4);
+    const response = await request(url, '/plants', {
+      body: bomb,
+      token: TOKEN,
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ error: 413n });
+  });
+});
