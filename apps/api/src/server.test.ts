@@ -146,6 +146,56 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     expect(stderr).toContain('"message":"stopped"');
   });
 
+  it('keeps every plant answered 200 when the process is killed with SIGKILL mid-stream', async () => {
+    const where = await storage();
+    let token: string | undefined;
+    if (engine === 'postgres') {
+      const db = await openDatabase({ url: where.databaseUrl, dataDir: where.dataDir });
+      token = (await db.issueToken({ name: 'crash', scopes: ['plants:write'] })).token;
+      await db.close();
+    }
+    const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const scan = (chunk: Buffer) => {
+        output += chunk.toString();
+        token ??= /PLANT_STORE_TOKEN=(pst_\S+)/.exec(output)?.[1];
+        const match = /"message":"listening","url":"([^"]+)"/.exec(output);
+        if (match?.[1] && token) resolve(match[1]);
+      };
+      child.stdout?.on('data', scan);
+      child.stderr?.on('data', scan);
+      child.once('exit', () => reject(new Error(`service exited early: ${output}`)));
+    });
+    const exited = once(child, 'exit');
+
+    const answered: bigint[] = [];
+    let next = 1n;
+    const writer = async () => {
+      for (;;) {
+        const id = next++;
+        try {
+          const response = await request(url, '/plants', {
+            body: `{"id": ${id}, "name": "p${id}"}`,
+            token: token ?? '',
+          });
+          if (response.status === 200) answered.push(id);
+        } catch {
+          return; // the process is gone
+        }
+      }
+    };
+    const writers = Array.from({ length: 8 }, writer);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    child.kill('SIGKILL');
+    await Promise.all(writers);
+    await exited;
+    expect(answered.length).toBeGreaterThan(10);
+
+    const restarted = await start(where);
+    for (const id of answered) expect(await restarted.db.findPlant(id)).toEqual({ id, name: `p${id}` });
+  });
+
   it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
     const where = await storage();
     const env = storageEnv(where);
