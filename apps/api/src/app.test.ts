@@ -28,9 +28,11 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
 }
 
 let server: Server | undefined;
-afterEach(() => {
-  server?.close();
+afterEach(async () => {
+  const closing = server;
   server = undefined;
+  closing?.closeAllConnections();
+  await new Promise((resolve) => (closing ? closing.close(resolve) : resolve(undefined)));
 });
 
 async function serve(db: AppDependencies['db']): Promise<{ url: string; errors: unknown[] }> {
@@ -116,5 +118,37 @@ describe('createApp error rendering', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ error: 413n });
+  });
+
+  it('refuses a corrupt gzip or brotli body with 400', async () => {
+    const { url, errors } = await serve(fakeDb());
+    for (const encoding of ['gzip', 'br', 'deflate']) {
+      const response = await request(url, '/plants', {
+        body: 'definitely not compressed',
+        token: TOKEN,
+        headers: { 'content-encoding': encoding },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({
+        error: 400n,
+        message: 'request body could not be decompressed as its Content-Encoding says',
+      });
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('answers a POST without any body with 400, not 415', async () => {
+    const { url } = await serve(fakeDb());
+    const response = await request(url, '/plants', { method: 'POST', token: TOKEN });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 400n, message: 'request body is missing' });
+  });
+
+  it('answers a method the router implements nowhere (PROPFIND) with 405 and Allow', async () => {
+    const { url } = await serve(fakeDb());
+    const response = await request(url, '/plants', { method: 'PROPFIND', token: TOKEN });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(response.body).toMatchObject({ error: 405n });
   });
 });

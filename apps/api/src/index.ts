@@ -7,7 +7,14 @@ const log = createLogger();
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const starting = startServer(config, { log });
+  const starting = startServer(config, {
+    log,
+    onDataDirLockLost: (error) => {
+      // Another process has taken the data folder: writing on could corrupt it. Stop at once.
+      log.error(error.message);
+      process.exit(1);
+    },
+  });
   // Installed before the server is up, so a signal during start-up also shuts down cleanly.
   const stop = (signal: string) => {
     log.info('signal received', { signal });

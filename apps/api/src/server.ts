@@ -20,6 +20,8 @@ export interface StartOptions {
   readonly log: Logger;
   /** Where the first-run token banner goes (stdout by default). */
   readonly print?: (text: string) => void;
+  /** The embedded data folder's lock was lost: the caller must stop writing (index.ts exits). */
+  readonly onDataDirLockLost?: (error: Error) => void;
 }
 
 /** Opens the database (applying migrations), then listens. */
@@ -29,35 +31,31 @@ export async function startServer(config: Config, options: StartOptions): Promis
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
   });
   if (db.appliedMigrations.length > 0) log.info('applied migrations', { migrations: db.appliedMigrations });
 
-  let server: Server;
+  const app = createApp({ db, bodyLimitBytes: config.bodyLimitBytes });
+  app.on('error', (error: unknown) => log.error('request failed', describeError(error)));
+  const server = createServer(app.callback());
+  server.on('clientError', answerClientError);
+  let url: string;
   try {
-    const app = createApp({ db, bodyLimitBytes: config.bodyLimitBytes });
-    app.on('error', (error: unknown) => log.error('request failed', describeError(error)));
-    server = createServer(app.callback());
-    server.on('clientError', answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+    await listen(server, config.port, config.host);
+    const { port } = server.address() as AddressInfo;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    log.info('listening', { url, database: db.engine });
+    await issueFirstRunToken(db, {
+      production: config.production,
+      baseUrl: url,
+      print: options.print ?? ((text) => process.stdout.write(text)),
     });
   } catch (error) {
+    server.close();
+    server.closeAllConnections();
     await db.close();
     throw error;
   }
-
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info('listening', { url, database: db.engine });
-  await issueFirstRunToken(db, {
-    production: config.production,
-    baseUrl: url,
-    print: options.print ?? ((text) => process.stdout.write(text)),
-  });
 
   let closing: Promise<void> | undefined;
   return {
@@ -70,12 +68,24 @@ export async function startServer(config: Config, options: StartOptions): Promis
   };
 }
 
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
 /**
  * Requests Node's HTTP parser rejects before Koa sees them (a malformed request line, headers too
  * large, a body longer than its Content-Length) still get the Error shape, not an empty 400.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable || ('_httpMessage' in socket && socket._httpMessage)) {
+  // A request that timed out or a reset connection has nobody left to answer.
+  const gone = error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (gone || !socket.writable || ('_httpMessage' in socket && socket._httpMessage)) {
     socket.destroy();
     return;
   }

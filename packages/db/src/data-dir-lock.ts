@@ -9,6 +9,12 @@ export interface DataDirLockOptions {
    * refreshed every 2 s and counts as abandoned after 10 s). 0 fails at once.
    */
   readonly waitMs?: number;
+  /**
+   * Called if the lock is lost while held (another process took it over after this one stalled
+   * for longer than the stale time). Writing on would risk the data: stop the process. Without
+   * a handler the error is thrown from a timer, which crashes the process.
+   */
+  readonly onLost?: (error: DataDirLockedError) => void;
 }
 
 const STALE_MS = 10_000;
@@ -35,8 +41,9 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
         maxTimeout: RETRY_EVERY_MS,
       },
       onCompromised: () => {
-        // Someone else took the folder: writing on would corrupt it. Stop the process.
-        throw new DataDirLockedError(folder);
+        const error = new DataDirLockedError(folder);
+        if (!options.onLost) throw error;
+        options.onLost(error);
       },
     });
   } catch (error) {

@@ -4,6 +4,7 @@ import type { NewPlant, StoredPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { lockDataDir } from './data-dir-lock.js';
+import type { DataDirLockedError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { type CreatePlantResult, createPlant } from './plants/create-plant.js';
@@ -23,6 +24,8 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   /** How long to wait for the embedded data folder's lock (see lockDataDir). */
   readonly lockWaitMs?: number;
+  /** Called if the embedded data folder's lock is lost while open (see lockDataDir). */
+  readonly onLockLost?: (error: DataDirLockedError) => void;
 }
 
 export type DatabaseEngine = 'postgres' | 'pglite';
@@ -58,7 +61,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
 
 async function openPGlite(options: DatabaseOptions): Promise<Database> {
   const dataDir = resolve(options.dataDir);
-  const release = await lockDataDir(dataDir, options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs });
+  const release = await lockDataDir(dataDir, {
+    ...(options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs }),
+    ...(options.onLockLost === undefined ? {} : { onLost: options.onLockLost }),
+  });
   let pglite: PGlite | undefined;
   try {
     pglite = await PGlite.create(join(dataDir, 'pgdata'));

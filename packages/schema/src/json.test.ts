@@ -181,3 +181,16 @@ describe('stringifyJson', () => {
     expect(() => stringifyJson(value)).toThrow('value has no JSON representation');
   });
 });
+
+describe('parseJson digit cap', () => {
+  it('keeps an integer of more than 400 digits as its exact text instead of converting it', () => {
+    const digits = '9'.repeat(100_000);
+    const value = (parseJson(`{"id": ${digits}}`) as { id: unknown }).id;
+    expect(value).toBeInstanceOf(LosslessNumber);
+    expect(String(value)).toBe(digits);
+  });
+
+  it('still converts a 400-digit integer to a bigint', () => {
+    expect(parseJson('9'.repeat(400))).toBe(10n ** 400n - 1n);
+  });
+});

@@ -21,10 +21,15 @@ export function stringifyJson(value: unknown): string {
 }
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-/** Beyond this many digits an integer is no use as a bigint here; keep it as text instead. */
+/**
+ * Beyond this many digits (int64 needs 19) an integer stays a LosslessNumber: converting a
+ * megabyte of digits to a bigint would stall the event loop for seconds.
+ */
 const MAX_INTEGER_DIGITS = 400;
 
 export function parseJsonNumber(text: string): bigint | LosslessNumber {
+  // Converting is quadratic in the digits: past the cap, keep the exact text instead.
+  if (text.length > MAX_INTEGER_DIGITS + 1) return new LosslessNumber(text);
   if (isInteger(text)) return BigInt(text);
   const match = DECIMAL.exec(text);
   if (match) {

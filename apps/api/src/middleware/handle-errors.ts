@@ -49,12 +49,22 @@ function errorForBareStatus(ctx: AppContext): ApiError {
     case 404:
       return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${ctx.path}`);
     case 405:
+    // @koa/router answers 501 for a method it implements nowhere (PROPFIND): to the client, that
+    // is another method on a known path, which the contract answers with 405.
+    case 501:
       return new ApiError(
         ErrorCode.MethodNotAllowed,
         `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        { status: 405 },
       );
     default:
-      return new ApiError(ErrorCode.InvalidRequest, `request failed with status ${ctx.status}`, { status: ctx.status });
+      return new ApiError(
+        isErrorCode(ctx.status) ? ctx.status : ErrorCode.Internal,
+        `request failed with status ${ctx.status}`,
+        {
+          status: ctx.status,
+        },
+      );
   }
 }
 

@@ -26,7 +26,10 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
   const readBody = bodyParser(readOptions);
 
   return async (ctx, next) => {
-    if (!ctx.request.is('application/json')) {
+    const type = ctx.request.is('application/json');
+    // null: no body at all (neither Content-Length nor Transfer-Encoding); or an empty one.
+    if (type === null || ctx.request.length === 0) throw invalidRequest('request body is missing');
+    if (type === false) {
       throw new ApiError(
         ErrorCode.UnsupportedMediaType,
         'request body must be JSON sent as Content-Type: application/json',
@@ -36,7 +39,14 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
       throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
     }
-    await readBody(ctx, async () => {});
+    try {
+      await readBody(ctx, async () => {});
+    } catch (error) {
+      // raw-body and inflation errors carry an HTTP status (limit, encoding, aborted); zlib's
+      // errors for a corrupt gzip/deflate/br body do not, and are the client's fault too.
+      if (error instanceof Error && 'status' in error) throw error;
+      throw invalidRequest('request body could not be decompressed as its Content-Encoding says');
+    }
     const raw = ctx.request.body;
     if (!(raw instanceof Uint8Array)) throw invalidRequest('request body is missing');
     let text: string;

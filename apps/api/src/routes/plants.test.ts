@@ -134,7 +134,8 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
       ['an array', '[{"id": 1, "name": "x"}]', 400, 'JSON object'],
       ['a string', '"plant"', 400, 'JSON object'],
       ['null', 'null', 400, 'JSON object'],
-      ['an empty body', '', 400, 'not valid JSON'],
+      ['an empty body', '', 400, 'request body is missing'],
+      ['only whitespace', ' \n ', 400, 'not valid JSON'],
       ['duplicate keys', '{"id": 200, "name": "a", "name": "b"}', 400, 'Duplicate key'],
       ['a missing id', '{"name": "x"}', 400, 'id is required'],
       ['a string id', '{"id": "200", "name": "x"}', 400, 'id must be an integer'],
@@ -256,9 +257,18 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
       expect(await service.db.findPlant(301n)).toBeNull();
     });
 
-    it('never echoes the token in an error', async () => {
-      const response = await post('{"id": 1, "name": 5}');
-      expect(response.text).not.toContain(writer);
+    it('never echoes a token in a response or a log line', async () => {
+      const attempts = [
+        await post('{"id": 320, "name": 5}'),
+        await post(validBody, { token: reader }),
+        await post(validBody, { token: revoked }),
+        await request(service.url, '/plants', { body: validBody, headers: { authorization: `Bearer ${writer} x` } }),
+      ];
+      expect(attempts.map((response) => response.status)).toEqual([400, 403, 401, 401]);
+      for (const token of [writer, reader, revoked]) {
+        for (const response of attempts) expect(response.text).not.toContain(token);
+        expect(service.logs.join('\n')).not.toContain(token);
+      }
     });
   });
 

@@ -1,5 +1,5 @@
 import type { NewPlant, StoredPlant } from '@plant-store/schema';
-import { PlantConflictError } from '../errors.js';
+import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUniqueViolation, translateError } from '../prisma-errors.js';
 import { hasSameContent, toStoredPlant } from './plant-record.js';
@@ -39,6 +39,9 @@ export async function createPlant(prisma: PrismaClient, plant: NewPlant): Promis
       if (hasSameContent(existing, plant)) return { plant: toStoredPlant(existing), created: false };
       throw new PlantConflictError(plant.id);
     }
-    if (attempt >= MAX_ATTEMPTS) throw new Error(`plant ${plant.id} kept vanishing while being created`);
+    if (attempt >= MAX_ATTEMPTS) {
+      // Deleted between our insert and our read, again and again: transient, worth a retry.
+      throw new DatabaseUnavailableError({ cause: new Error(`plant ${plant.id} kept vanishing while being created`) });
+    }
   }
 }
