@@ -1,8 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { DEFAULT_DATA_DIR } from '@plant-store/db';
 import * as v from 'valibot';
-
-/** The repository root's `.data` folder: from `src/` and `dist/` alike, two levels up from here. */
-const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.data', import.meta.url));
 
 function integerVariable(name: string, min: number, max: number) {
   const message = `${name} must be an integer from ${min} to ${max}`;

@@ -31,6 +31,36 @@ async function collect(child: ChildProcess): Promise<{ code: number | null; stdo
   return { code, stdout, stderr };
 }
 
+interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Everything it wrote so far, stdout and stderr. */
+  output(): string;
+  /** Its exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts the service as a process; resolves once it logs that it listens and `ready(output)` holds. */
+async function startServiceProcess(
+  env: Record<string, string>,
+  ready: (output: string) => boolean = () => true,
+): Promise<ServiceProcess> {
+  const child = spawnApi('index.ts', [], { ...env, PORT: '0' });
+  let output = '';
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = await new Promise<string>((resolve, reject) => {
+    const scan = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"message":"listening","url":"([^"]+)"/.exec(output);
+      if (match?.[1] && ready(output)) resolve(match[1]);
+    };
+    child.stdout?.on('data', scan);
+    child.stderr?.on('data', scan);
+    void exited.then(() => reject(new Error(`service exited early: ${output}`)));
+  });
+  return { child, url, output: () => output, exited };
+}
+
 function storageEnv(storage: TestStorage): Record<string, string> {
   return { DATA_DIR: storage.dataDir, ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}) };
 }
@@ -146,22 +176,11 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
 
   it('runs as a process: starts, serves, and exits 0 on SIGTERM', async () => {
     const where = await storage();
-    const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
-    const result = collect(child);
-    let stderr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        const match = /"message":"listening","url":"([^"]+)"/.exec(stderr);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.once('exit', () => reject(new Error(`service exited early: ${stderr}`)));
-    });
+    const { child, url, output, exited } = await startServiceProcess(storageEnv(where));
     expect((await request(url, '/healthz')).status).toBe(200);
     child.kill('SIGTERM');
-    const { code } = await result;
-    expect(code).toBe(0);
-    expect(stderr).toContain('"message":"stopped"');
+    expect(await exited).toBe(0);
+    expect(output()).toContain('"message":"stopped"');
   });
 
   it('keeps every plant answered 200 when the process is killed with SIGKILL mid-stream', async () => {
@@ -172,20 +191,10 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
       token = (await db.issueToken({ name: 'crash', scopes: ['plants:write'] })).token;
       await db.close();
     }
-    const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const scan = (chunk: Buffer) => {
-        output += chunk.toString();
-        token ??= /PLANT_STORE_TOKEN=(pst_\S+)/.exec(output)?.[1];
-        const match = /"message":"listening","url":"([^"]+)"/.exec(output);
-        if (match?.[1] && token) resolve(match[1]);
-      };
-      child.stdout?.on('data', scan);
-      child.stderr?.on('data', scan);
-      child.once('exit', () => reject(new Error(`service exited early: ${output}`)));
+    const { child, url, exited } = await startServiceProcess(storageEnv(where), (output) => {
+      token ??= /PLANT_STORE_TOKEN=(pst_\S+)/.exec(output)?.[1];
+      return token !== undefined;
     });
-    const exited = once(child, 'exit');
 
     const answered: bigint[] = [];
     let next = 1n;

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import type { NewPlant, StoredPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -14,6 +15,9 @@ import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
 import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
 import type { TokenRecord } from './tokens/token-record.js';
+
+/** The embedded database's default folder: `<repository>/.data` (from `src/` and `dist/` alike). */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.data', import.meta.url));
 
 export interface DatabaseOptions {
   /** A PostgreSQL connection string. Without one, the embedded PGlite database in `dataDir`. */

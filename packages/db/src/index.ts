@@ -1,4 +1,10 @@
-export { type Database, type DatabaseEngine, type DatabaseOptions, openDatabase } from './database.js';
+export {
+  type Database,
+  type DatabaseEngine,
+  type DatabaseOptions,
+  DEFAULT_DATA_DIR,
+  openDatabase,
+} from './database.js';
 export {
   DatabaseUnavailableError,
   DataDirLockedError,

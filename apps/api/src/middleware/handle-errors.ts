@@ -68,12 +68,10 @@ function errorForBareStatus(ctx: AppContext): ApiError {
   }
 }
 
-/** Errors thrown by raw-body / co-body (inside koa-bodyparser) carry these. */
+/** http-errors style errors (Koa's ctx.throw, libraries): what we read of them. */
 interface HttpLikeError {
   status?: unknown;
   expose?: unknown;
-  type?: unknown;
-  limit?: unknown;
   message: string;
 }
 
@@ -87,24 +85,6 @@ function toApiError(error: unknown): ApiError {
   }
   if (error instanceof Error) {
     const httpError: HttpLikeError = error;
-    switch (httpError.type) {
-      case 'entity.too.large':
-        return new ApiError(
-          ErrorCode.BodyTooLarge,
-          `request body is larger than the limit of ${String(httpError.limit)} bytes`,
-        );
-      case 'request.aborted':
-        return new ApiError(ErrorCode.InvalidRequest, 'request body was aborted before it was complete');
-      case 'request.size.invalid':
-        return new ApiError(ErrorCode.InvalidRequest, 'request body length does not match Content-Length');
-    }
-    // inflation (inside co-body) throws a bare Error with status 415 for an unknown Content-Encoding.
-    if (httpError.status === 415) {
-      return new ApiError(
-        ErrorCode.UnsupportedMediaType,
-        'request body Content-Encoding is not supported; send identity, gzip or deflate',
-      );
-    }
     if (typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500 && httpError.expose) {
       const code = isErrorCode(httpError.status) ? httpError.status : ErrorCode.InvalidRequest;
       return new ApiError(code, firstSentence(httpError.message), { status: httpError.status });

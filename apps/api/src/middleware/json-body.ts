@@ -42,10 +42,7 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
     try {
       await readBody(ctx, async () => {});
     } catch (error) {
-      // raw-body and inflation errors carry an HTTP status (limit, encoding, aborted); zlib's
-      // errors for a corrupt gzip/deflate/br body do not, and are the client's fault too.
-      if (error instanceof Error && 'status' in error) throw error;
-      throw invalidRequest('request body could not be decompressed as its Content-Encoding says');
+      throw toBodyReadError(error);
     }
     const raw = ctx.request.body;
     if (!(raw instanceof Uint8Array)) throw invalidRequest('request body is missing');
@@ -65,4 +62,40 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
     ctx.state.jsonBody = body;
     await next();
   };
+}
+
+/** What raw-body, inflation and zlib (inside koa-bodyparser) throw while reading a body. */
+interface BodyReadFailure {
+  status?: unknown;
+  type?: unknown;
+  limit?: unknown;
+}
+
+/**
+ * The client's failures to send a readable body, as contract errors: over the limit, cut short,
+ * a length that lies, an unknown Content-Encoding, or bytes that do not decompress as their
+ * encoding says (zlib's errors carry no status). Anything else is returned unchanged.
+ */
+function toBodyReadError(error: unknown): unknown {
+  const failure: BodyReadFailure = typeof error === 'object' && error !== null ? error : {};
+  switch (failure.type) {
+    case 'entity.too.large':
+      return new ApiError(
+        ErrorCode.BodyTooLarge,
+        `request body is larger than the limit of ${String(failure.limit)} bytes`,
+      );
+    case 'request.aborted':
+      return invalidRequest('request body was aborted before it was complete');
+    case 'request.size.invalid':
+      return invalidRequest('request body length does not match Content-Length');
+  }
+  // inflation throws a bare Error with status 415 for an unknown Content-Encoding.
+  if (failure.status === 415) {
+    return new ApiError(
+      ErrorCode.UnsupportedMediaType,
+      'request body Content-Encoding is not supported; send identity, gzip or deflate',
+    );
+  }
+  if (failure.status !== undefined) return error;
+  return invalidRequest('request body could not be decompressed as its Content-Encoding says');
 }
