@@ -99,6 +99,66 @@ describe.each(testEngines())('repository on %s', (engine) => {
   });
 });
 
+describe.each(testEngines())('listing and deleting on %s', (engine) => {
+  let storage: TestStorage;
+  let db: Database;
+  afterAll(async () => {
+    await db?.close();
+    await storage?.dispose();
+  });
+
+  const ids = [-(2n ** 63n), -5n, 2n ** 53n + 1n, 2n ** 53n + 2n, 2n ** 63n - 1n];
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
+    for (const [index, id] of ids.entries()) {
+      await db.createPlant({ id: id, name: `lister ${index}`, ...(index % 2 === 0 ? { tag: 'list even' } : {}) });
+    }
+  });
+
+  it('walks every plant in ascending id order, page by page, ids exact', async () => {
+    const seen: bigint[] = [];
+    let after: bigint | undefined;
+    for (;;) {
+      const page = await db.listPlants({ limit: 2, tag: 'list even', ...(after === undefined ? {} : { after }) });
+      seen.push(...page.plants.map((plant) => plant.id));
+      after = page.plants.at(-1)?.id;
+      if (!page.hasMore) break;
+    }
+    expect(seen).toEqual([-(2n ** 63n), 2n ** 53n + 1n, 2n ** 63n - 1n]);
+  });
+
+  it('says whether more follow only when they do', async () => {
+    const full = await db.listPlants({ limit: 3, tag: 'list even' });
+    expect(full.plants.map((plant) => plant.id)).toEqual([-(2n ** 63n), 2n ** 53n + 1n, 2n ** 63n - 1n]);
+    expect(full.hasMore).toBe(false);
+    expect((await db.listPlants({ limit: 2, tag: 'list even' })).hasMore).toBe(true);
+    expect(await db.listPlants({ limit: 5, after: 2n ** 63n - 1n })).toEqual({ plants: [], hasMore: false });
+  });
+
+  it('filters by exact tag: no tag, other tags and prefixes do not match', async () => {
+    expect((await db.listPlants({ limit: 100, tag: 'list' })).plants).toEqual([]);
+    expect((await db.listPlants({ limit: 100, tag: 'list even' })).plants).toContainEqual({
+      id: 2n ** 53n + 1n,
+      name: 'lister 2',
+      tag: 'list even',
+    });
+    const untagged = await db.listPlants({ limit: 100, after: -6n });
+    expect(untagged.plants).toContainEqual({ id: -5n, name: 'lister 1' });
+  });
+
+  it('deletes once, then the id is free to be created again with other content', async () => {
+    expect(await db.deletePlant(2n ** 53n + 2n)).toBe(true);
+    expect(await db.deletePlant(2n ** 53n + 2n)).toBe(false);
+    expect(await db.findPlant(2n ** 53n + 2n)).toBeNull();
+    expect(await db.createPlant({ id: 2n ** 53n + 2n, name: 'reborn' })).toEqual({
+      plant: { id: 2n ** 53n + 2n, name: 'reborn' },
+      created: true,
+    });
+  });
+});
+
 describe('the embedded data folder', () => {
   it('is held by one opener at a time, and free again after close', async () => {
     const storage = await createTestStorage('pglite');

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import type { NewPlant, StoredPlant } from '@plant-store/schema';
+import type { ListPlantsQuery, NewPlant, StoredPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { lockDataDir } from './data-dir-lock.js';
@@ -9,7 +9,9 @@ import type { DataDirLockedError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { type CreatePlantResult, createPlant } from './plants/create-plant.js';
+import { deletePlant } from './plants/delete-plant.js';
 import { findPlant } from './plants/find-plant.js';
+import { listPlants, type PlantPage } from './plants/list-plants.js';
 import { translateError } from './prisma-errors.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
@@ -41,6 +43,10 @@ export interface Database {
   readonly appliedMigrations: readonly string[];
   createPlant(plant: NewPlant): Promise<CreatePlantResult>;
   findPlant(id: bigint): Promise<StoredPlant | null>;
+  /** One page of plants in ascending id order (see listPlants). */
+  listPlants(query: ListPlantsQuery): Promise<PlantPage>;
+  /** Deletes a plant; false when there was none. */
+  deletePlant(id: bigint): Promise<boolean>;
   issueToken(options: IssueTokenOptions): Promise<IssuedToken>;
   authenticateToken(token: string): Promise<TokenRecord | null>;
   listTokens(): Promise<TokenRecord[]>;
@@ -99,6 +105,8 @@ function createDatabase(
     appliedMigrations,
     createPlant: (plant) => createPlant(prisma, plant),
     findPlant: (id) => findPlant(prisma, id),
+    listPlants: (query) => listPlants(prisma, query),
+    deletePlant: (id) => deletePlant(prisma, id),
     issueToken: (options) => issueToken(prisma, options),
     authenticateToken: (token) => authenticateToken(prisma, token),
     listTokens: () => listTokens(prisma),

@@ -14,6 +14,7 @@ export {
 } from './errors.js';
 export { applyMigrations, type MigrationResult, type MigrationTarget } from './migrate.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
+export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
 export type { TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';

@@ -30,9 +30,14 @@ const INT32_MESSAGE = 'error must be an int32';
 export const ErrorSchema = v.object({
   error: v.pipe(
     v.union([v.pipe(v.number(INT32_MESSAGE), v.integer(INT32_MESSAGE)), v.bigint(INT32_MESSAGE)], INT32_MESSAGE),
+    v.metadata({ format: 'int32', minimum: INT32_MIN, maximum: INT32_MAX }),
+    v.description('Numeric error value: the HTTP status code of the precise reason (see ErrorCode).'),
     v.check((value) => value >= INT32_MIN && value <= INT32_MAX, INT32_MESSAGE),
     v.transform(Number),
   ),
-  message: v.string('message must be a string'),
+  message: v.pipe(
+    v.string('message must be a string'),
+    v.description('Error message: one sentence naming the field or rule that failed.'),
+  ),
 });
 export type ErrorBody = v.InferOutput<typeof ErrorSchema>;

@@ -16,14 +16,17 @@ export function isInt64(value: bigint): boolean {
  * An int64 field, named `field` in its messages. Accepts a bigint (what the exact JSON codec
  * yields for every integer) or a safe-integer number (what plain `JSON.parse` yields for small
  * ids), and outputs a bigint. Fractions, numbers beyond 2^53 (already rounded by whoever parsed
- * them), strings and out-of-range values are refused.
+ * them), strings and out-of-range values are refused. `description` documents it in JSON Schema.
  */
-export function int64Schema(field: string) {
+export function int64Schema(field: string, description = `${field}: an int64`) {
   const message = `${field} must be an integer between ${INT64_MIN} and ${INT64_MAX}`;
   return v.pipe(
     v.union([v.bigint(message), v.pipe(v.number(message), v.safeInteger(message))], (issue) =>
       issue.input === undefined ? `${field} is required` : message,
     ),
+    // For JSON Schema / OpenAPI: on the wire this is one JSON integer of format int64.
+    v.metadata({ format: 'int64' }),
+    v.description(description),
     v.transform((value): bigint => BigInt(value)),
     v.check(isInt64, message),
   );

@@ -19,13 +19,16 @@ function isStorableText(text: string): boolean {
   return text.isWellFormed() && !text.includes('\u0000');
 }
 
-function textSchema(field: string, minLength: number, maxLength: number) {
+function textSchema(field: string, minLength: number, maxLength: number, description: string) {
   const message =
     minLength > 0
       ? `${field} must be a string of ${minLength} to ${maxLength} characters`
       : `${field} must be a string of at most ${maxLength} characters`;
   return v.pipe(
     v.string((issue) => (issue.input === undefined ? `${field} is required` : message)),
+    v.description(description),
+    // For JSON Schema / OpenAPI, whose minLength/maxLength count code points, as the check below does.
+    v.metadata(minLength > 0 ? { minLength, maxLength } : { maxLength }),
     v.check((text) => {
       const length = codePointLength(text);
       return length >= minLength && length <= maxLength;
@@ -34,11 +37,16 @@ function textSchema(field: string, minLength: number, maxLength: number) {
   );
 }
 
+/** A tag: absent, or a string of at most 255 characters (never null). */
+export function tagSchema(description: string) {
+  return textSchema('tag', 0, TAG_MAX_LENGTH, description);
+}
+
 const plantEntries = {
   /** The name of the plant: 1 to 255 characters. */
-  name: textSchema('name', 1, NAME_MAX_LENGTH),
+  name: textSchema('name', 1, NAME_MAX_LENGTH, 'The name of the plant'),
   /** Tag that specifies the type of the plant: absent, or at most 255 characters (never null). */
-  tag: v.exactOptional(textSchema('tag', 0, TAG_MAX_LENGTH)),
+  tag: v.exactOptional(tagSchema('Tag that specifies the type of the plant')),
 };
 
 /**
@@ -56,14 +64,23 @@ export const PlantSchema = v.object(plantEntries, objectMessage);
 export type Plant = v.InferOutput<typeof PlantSchema>;
 
 /** The body of `POST /plants`: a Plant plus the client-chosen int64 `id`. */
-export const NewPlantSchema = v.object({ id: int64Schema('id'), ...plantEntries }, objectMessage);
+const idEntry = {
+  /** Identification number of the plant: an int64, chosen by the client. */
+  id: int64Schema('id', 'Identification number of the plant'),
+};
+
+export const NewPlantSchema = v.object({ ...idEntry, ...plantEntries }, objectMessage);
 export type NewPlant = v.InferOutput<typeof NewPlantSchema>;
 /** What a NewPlant may look like before parsing: `id` as bigint or safe-integer number. */
 export type NewPlantInput = v.InferInput<typeof NewPlantSchema>;
 
 /**
  * A plant as the store holds and answers it: `{ id, name, tag? }`, the spec's Plant plus its
- * id so that callers can fetch or delete it. Same shape as NewPlant.
+ * id so that callers can fetch or delete it. Same shape as NewPlant; a schema of its own so
+ * that documents generated from these schemas can name it.
  */
-export const StoredPlantSchema = NewPlantSchema;
-export type StoredPlant = NewPlant;
+export const StoredPlantSchema = v.object({ ...idEntry, ...plantEntries }, objectMessage);
+export type StoredPlant = v.InferOutput<typeof StoredPlantSchema>;
+
+/** The path id of `/plants/{id}`, once read from the path as an integer. */
+export const PlantIdSchema = int64Schema('id', 'The id of the plant');
