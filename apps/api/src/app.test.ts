@@ -4,7 +4,10 @@ import { gzipSync } from 'node:zlib';
 import { DatabaseUnavailableError, type TokenRecord } from '@plant-store/db';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AppDependencies, createApp } from './app.js';
+import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { request } from './test-support/test-service.js';
+
+failOnContractViolations();
 
 // Unit tests of the HTTP layer with a fake repository, for failures a real database will not
 // produce on demand. The behaviour against real databases is proven in routes/*.test.ts.
@@ -22,6 +25,9 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
   return {
     authenticateToken: async (token) => (token === TOKEN ? record : null),
     createPlant: async (plant) => ({ plant, created: true }),
+    findPlant: async () => null,
+    listPlants: async () => ({ plants: [], hasMore: false }),
+    deletePlant: async () => false,
     ping: async () => {},
     ...overrides,
   };
@@ -148,7 +154,7 @@ describe('createApp error rendering', () => {
     const { url } = await serve(fakeDb());
     const response = await request(url, '/plants', { method: 'PROPFIND', token: TOKEN });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('POST');
+    expect(response.headers.get('allow')).toBe('HEAD, GET, POST');
     expect(response.body).toMatchObject({ error: 405n });
   });
 });

@@ -3,11 +3,17 @@ import type { Database } from '@plant-store/db';
 import Koa from 'koa';
 import type { AppState } from './http/app-state.js';
 import { handleErrors } from './middleware/handle-errors.js';
+import { createOpenApiDocument } from './openapi/openapi-document.js';
+import { addDocsRoutes } from './routes/docs.js';
 import { addHealthRoutes } from './routes/health.js';
+import { addOpenApiRoute } from './routes/openapi.js';
 import { addPlantRoutes } from './routes/plants.js';
 
 export interface AppDependencies {
-  readonly db: Pick<Database, 'createPlant' | 'authenticateToken' | 'ping'>;
+  readonly db: Pick<
+    Database,
+    'createPlant' | 'findPlant' | 'listPlants' | 'deletePlant' | 'authenticateToken' | 'ping'
+  >;
   readonly bodyLimitBytes: number;
 }
 
@@ -17,6 +23,8 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const router = new Router<AppState>();
   addHealthRoutes(router, deps);
   addPlantRoutes(router, deps);
+  addOpenApiRoute(router, createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes }));
+  addDocsRoutes(router);
 
   app.use(handleErrors());
   app.use(router.routes());

@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { DataDirLockedError, openDatabase } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
+
+failOnContractViolations();
 
 const API_ROOT = fileURLToPath(new URL('..', import.meta.url));
 

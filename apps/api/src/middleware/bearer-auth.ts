@@ -11,7 +11,13 @@ export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
 
-const REALM = 'Bearer realm="plant-store"';
+export const REALM = 'Bearer realm="plant-store"';
+export const AUTHENTICATION_REQUIRED_MESSAGE = 'authentication required: send Authorization: Bearer <token>';
+export const INVALID_TOKEN_MESSAGE = 'the bearer token is invalid or has been revoked';
+
+export function missingScopeMessage(scope: string): string {
+  return `this token lacks the ${scope} scope`;
+}
 /** RFC 6750 b64token; anything longer than this is no token we issued. */
 const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const MAX_TOKEN_LENGTH = 512;
@@ -32,19 +38,19 @@ export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middl
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
     if (header === '') {
-      throw new ApiError(ErrorCode.NotAuthenticated, 'authentication required: send Authorization: Bearer <token>', {
+      throw new ApiError(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, {
         headers: { 'WWW-Authenticate': REALM },
       });
     }
     const token = parseBearerToken(header);
     const record = token === null ? null : await authenticate(token);
     if (record === null) {
-      throw new ApiError(ErrorCode.NotAuthenticated, 'the bearer token is invalid or has been revoked', {
+      throw new ApiError(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, {
         headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
       });
     }
     if (!record.scopes.includes(scope)) {
-      throw new ApiError(ErrorCode.NotAllowed, `this token lacks the ${scope} scope`, {
+      throw new ApiError(ErrorCode.NotAllowed, missingScopeMessage(scope), {
         headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
       });
     }

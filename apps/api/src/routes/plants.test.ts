@@ -3,7 +3,10 @@ import { createTestStorage, type TestStorage, testEngines } from '@plant-store/d
 import { ErrorSchema, INT64_MAX, INT64_MIN } from '@plant-store/schema';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOnContractViolations } from '../test-support/checked-fetch.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
+
+failOnContractViolations();
 
 describe.each(testEngines())('POST /plants on %s', (engine) => {
   let storage: TestStorage;

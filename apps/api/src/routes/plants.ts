@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
 import type { Database } from '@plant-store/db';
-import { NewPlantSchema } from '@plant-store/schema';
+import { ErrorCode, ListPlantsQuerySchema, NewPlantSchema, PlantIdSchema } from '@plant-store/schema';
+import { ApiError } from '../http/api-error.js';
 import type { AppState } from '../http/app-state.js';
+import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
 import { parseInput } from '../http/validate.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
@@ -9,11 +11,24 @@ import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
 import { jsonBody } from '../middleware/json-body.js';
 
 export interface PlantRoutesOptions {
-  readonly db: Pick<Database, 'createPlant' | 'authenticateToken'>;
+  readonly db: Pick<Database, 'createPlant' | 'findPlant' | 'listPlants' | 'deletePlant' | 'authenticateToken'>;
   readonly bodyLimitBytes: number;
 }
 
 export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }: PlantRoutesOptions): void {
+  router.get('/plants', bearerAuth(db.authenticateToken, 'plants:read'), async (ctx) => {
+    const { limit, tag, after } = readQueryParameters(ctx.query, ['limit', 'tag', 'after']);
+    const query = parseInput(ListPlantsQuerySchema, {
+      ...(limit === undefined ? {} : { limit: readSmallInteger(limit) }),
+      ...(tag === undefined ? {} : { tag }),
+      ...(after === undefined ? {} : { after: readInteger(after) }),
+    });
+    const { plants, hasMore } = await db.listPlants(query);
+    const last = plants.at(-1);
+    if (hasMore && last) ctx.set('Link', nextPageLink(query.limit, query.tag, last.id));
+    respondJson(ctx, 200, plants);
+  });
+
   router.post(
     '/plants',
     clientFaultsAs400(),
@@ -25,4 +40,41 @@ export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }:
       respondJson(ctx, 200, plant);
     },
   );
+
+  router.get('/plants/:id', bearerAuth(db.authenticateToken, 'plants:read'), async (ctx) => {
+    const id = parsePlantId(ctx.params.id);
+    const plant = await db.findPlant(id);
+    if (plant === null) throw plantNotFound(id);
+    respondJson(ctx, 200, plant);
+  });
+
+  router.delete('/plants/:id', bearerAuth(db.authenticateToken, 'plants:write'), async (ctx) => {
+    const id = parsePlantId(ctx.params.id);
+    if (!(await db.deletePlant(id))) throw plantNotFound(id);
+    ctx.status = 204;
+  });
+}
+
+/** The `{id}` of `/plants/{id}`: an int64, or a 400 naming the rule. */
+function parsePlantId(text: string | undefined): bigint {
+  return parseInput(PlantIdSchema, readInteger(text ?? ''));
+}
+
+function plantNotFound(id: bigint): ApiError {
+  return new ApiError(ErrorCode.NotFound, `no plant with id ${id}`);
+}
+
+/**
+ * RFC 8288 `Link` to the next page, as a query-only reference (`<?limit=20&after=5>`): it
+ * resolves against the request's own URL (RFC 3986 section 5), so it depends neither on the
+ * Host header (which a client or proxy controls) nor on the path prefix a proxy may strip.
+ */
+function nextPageLink(limit: number, tag: string | undefined, lastId: bigint): string {
+  const query = new URLSearchParams({
+    limit: String(limit),
+    ...(tag === undefined ? {} : { tag }),
+    after: String(lastId),
+  });
+  // URLSearchParams percent-encodes everything but [A-Za-z0-9*-._]: the target needs no escaping.
+  return `<?${query}>; rel="next"`;
 }

@@ -3,6 +3,7 @@ import { parseJson } from '@plant-store/schema';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { type RunningServer, startServer } from '../server.js';
+import { checkedFetch } from './checked-fetch.js';
 
 export interface TestService extends RunningServer {
   /** Everything the service printed on stdout (the first-run token banner). */
@@ -53,7 +54,7 @@ export async function request(baseUrl: string, path: string, options: RequestOpt
   if (options.body !== undefined && options.contentType !== null) {
     headers['content-type'] = options.contentType ?? 'application/json';
   }
-  const response = await fetch(new URL(path, baseUrl), {
+  const response = await checkedFetch(new URL(path, baseUrl), {
     method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
     headers,
     ...(options.body === undefined ? {} : { body: options.body }),

@@ -1,0 +1,85 @@
+import {
+  ErrorSchema,
+  ListPlantsQuerySchema,
+  NewPlantSchema,
+  PlantIdSchema,
+  PlantListSchema,
+  PlantSchema,
+  StoredPlantSchema,
+} from '@plant-store/schema';
+import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
+
+/** The contract's named shapes, as they appear under `components.schemas`. */
+const NAMED_SCHEMAS = {
+  Plant: PlantSchema,
+  NewPlant: NewPlantSchema,
+  StoredPlant: StoredPlantSchema,
+  Error: ErrorSchema,
+};
+
+type Json = JsonSchema & Record<string, unknown>;
+
+/**
+ * How the schema package's valibot schemas become OpenAPI 3.1 (JSON Schema 2020-12) schemas.
+ * - `typeMode: 'input'` describes what the wire carries: pipelines stop before the transform
+ *   that turns an int64 into a bigint.
+ * - A bigint is a JSON integer (the exact codec reads every integer as one), and a union that
+ *   admits a bigint admits every integer: it collapses to `{ type: 'integer' }` plus the
+ *   format its metadata gives (int64, int32).
+ * - `check` actions run JavaScript; each one that matters also carries JSON Schema metadata
+ *   (minLength/maxLength in code points, int64 format) beside it in the schema package.
+ */
+const CONVERSION: ConversionConfig = {
+  target: 'draft-2020-12',
+  typeMode: 'input',
+  ignoreActions: ['check'],
+  overrideSchema(context) {
+    if (context.valibotSchema.type === 'bigint') return { type: 'integer' };
+    const options = (context.jsonSchema as Json).anyOf;
+    if (context.valibotSchema.type === 'union' && Array.isArray(options)) {
+      const admitsBigint = 'options' in context.valibotSchema && hasBigintOption(context.valibotSchema.options);
+      if (admitsBigint && options.every((option) => typeof option === 'object' && option.type === 'integer')) {
+        const { anyOf: _, ...rest } = context.jsonSchema as Json;
+        return { ...rest, type: 'integer' };
+      }
+    }
+    return undefined;
+  },
+  overrideRef: (context) => `#/components/schemas/${context.referenceId}`,
+};
+
+function hasBigintOption(options: unknown): boolean {
+  return Array.isArray(options) && options.some((option: { type?: unknown }) => option.type === 'bigint');
+}
+
+/** Drops what belongs to a standalone JSON Schema document, not to an OpenAPI schema object. */
+function withoutDialect({ $schema: _dialect, $defs: _definitions, ...schema }: Json): Json {
+  return schema;
+}
+
+/** `components.schemas`: Plant, NewPlant, StoredPlant and Error, from the schema package. */
+export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
+  return toJsonSchemaDefs(NAMED_SCHEMAS, CONVERSION) as Record<keyof typeof NAMED_SCHEMAS, Json>;
+}
+
+/** A schema converted with references to the named components where it uses them. */
+function convert(schema: Parameters<typeof toJsonSchema>[0]): Json {
+  return withoutDialect(toJsonSchema(schema, { ...CONVERSION, definitions: NAMED_SCHEMAS }) as Json);
+}
+
+/** The response body of `GET /plants`. */
+export function plantListSchema(): Json {
+  return convert(PlantListSchema);
+}
+
+/** The `/plants/{id}` path parameter. */
+export function plantIdParameterSchema(): Json {
+  return convert(PlantIdSchema);
+}
+
+/** The query parameters of `GET /plants`, by name. */
+export function listPlantsQuerySchemas(): Record<'limit' | 'tag' | 'after', Json> {
+  const query = convert(ListPlantsQuerySchema);
+  const properties = query.properties as Record<'limit' | 'tag' | 'after', Json>;
+  return properties;
+}

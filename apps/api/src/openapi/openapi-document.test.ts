@@ -1,0 +1,239 @@
+import { readFileSync } from 'node:fs';
+import { createTestStorage, type TestStorage } from '@plant-store/db/testing';
+import { stringifyJson } from '@plant-store/schema';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ContractCheck, loadContract } from '../test-support/openapi-contract.js';
+import { request, startTestService, type TestService } from '../test-support/test-service.js';
+import { createOpenApiDocument } from './openapi-document.js';
+
+type Json = Record<string, unknown>;
+
+const upstreamSample: Json = JSON.parse(
+  readFileSync(new URL('./fixtures/upstream-plant-store.json', import.meta.url), 'utf8'),
+);
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+
+function operationsOf(document: Json): Array<{ path: string; method: string; operation: Json }> {
+  return Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, operation]) => ({ path, method, operation: operation as Json })),
+  );
+}
+
+/** Follows a local `$ref` (`#/components/...`) to what it names. */
+function resolve(document: Json, value: Json): Json {
+  const ref = value.$ref;
+  if (typeof ref !== 'string') return value;
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<Json>((node, key) => node[key] as Json, document);
+}
+
+describe('the OpenAPI document', () => {
+  let storage: TestStorage;
+  let service: TestService;
+  let served: { status: number; headers: Headers; text: string; document: Json };
+
+  beforeAll(async () => {
+    storage = await createTestStorage('pglite');
+    service = await startTestService(storage);
+    const response = await request(service.url, '/openapi.json');
+    served = { ...response, document: JSON.parse(response.text) };
+  });
+  afterAll(async () => {
+    await service?.close();
+    await storage?.dispose();
+  });
+
+  it('is served without authentication as JSON, exactly as the service builds it', () => {
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(served.text).toBe(stringifyJson(createOpenApiDocument({ bodyLimitBytes: 65_536 })));
+  });
+
+  it('is valid OpenAPI 3.1 for @seriousme/openapi-schema-validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(served.document));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('keeps example ids below 2^53, so that renderers reading doubles show them as written', () => {
+    const ids = [...served.text.matchAll(/"(?:id|after)":(-?\d+)/g)].map((match) => BigInt(match[1] ?? '0'));
+    expect(ids.length).toBeGreaterThan(5);
+    for (const id of ids) expect(id < 2n ** 53n && id > -(2n ** 53n)).toBe(true);
+    expect(served.document.info).toMatchObject({ description: expect.stringContaining('kept to the last digit') });
+  });
+
+  it('has examples that its own schemas accept (Ajv, JSON Schema 2020-12)', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addFormat('int32', { type: 'number', validate: Number.isInteger });
+    ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
+    ajv.addSchema({ ...served.document, $id: 'openapi.json' }, 'openapi.json');
+    let checked = 0;
+    const check = (pointer: string, example: unknown) => {
+      const validate = ajv.getSchema(`openapi.json#${pointer}`);
+      if (!validate) throw new Error(`no schema at ${pointer}`);
+      expect({ pointer, valid: validate(example), errors: validate.errors ?? null }).toEqual({
+        pointer,
+        valid: true,
+        errors: null,
+      });
+      checked++;
+    };
+    const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+    // Media types: requests and responses, inline or under components.responses.
+    const visit = (node: unknown, pointer: string) => {
+      if (typeof node !== 'object' || node === null) return;
+      const record = node as Json;
+      if ('schema' in record && 'examples' in record && typeof record.examples === 'object') {
+        for (const example of Object.values(record.examples as Record<string, Json>)) {
+          check(`${pointer}/schema`, example.value);
+        }
+      }
+      if ('schema' in record && 'example' in record) check(`${pointer}/schema`, record.example);
+      for (const [key, child] of Object.entries(record)) visit(child, `${pointer}/${escapePointer(key)}`);
+    };
+    visit(served.document.paths, '/paths');
+    visit(served.document.components, '/components');
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('describes every operation with an operationId, bearer scopes or none, and its error responses', () => {
+    const operations = operationsOf(served.document);
+    expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
+      'DELETE /plants/{id}',
+      'GET /docs',
+      'GET /healthz',
+      'GET /openapi.json',
+      'GET /plants',
+      'GET /plants/{id}',
+      'GET /readyz',
+      'POST /plants',
+    ]);
+    for (const { path, operation } of operations) {
+      expect(operation.operationId).toEqual(expect.any(String));
+      const security = operation.security as Json[];
+      if (path.startsWith('/plants')) {
+        expect(security).toHaveLength(1);
+        expect(Object.keys(operation.responses as Json)).toEqual(
+          expect.arrayContaining(['400', '401', '403', '500', '503']),
+        );
+      } else {
+        expect(security).toEqual([]);
+      }
+    }
+  });
+
+  it('answers every documented operation on a real route (never the router 404 or 405)', async () => {
+    for (const { path, method } of operationsOf(served.document)) {
+      const response = await request(service.url, path.replace('{id}', '1'), { method: method.toUpperCase() });
+      expect({ path, method, status: response.status }).not.toMatchObject({ status: 405 });
+      expect(response.text).not.toContain('no route for');
+    }
+  });
+
+  describe('compatibility with the upstream "OpenAPI Plant Store" sample', () => {
+    it('keeps its operations, parameters, request body and statuses', () => {
+      const ours = new Map(operationsOf(served.document).map((entry) => [`${entry.method} ${entry.path}`, entry]));
+      for (const { path, method, operation: theirs } of operationsOf(upstreamSample)) {
+        const entry = ours.get(`${method} ${path}`);
+        expect(entry, `${method} ${path}`).toBeDefined();
+        if (!entry) continue;
+        const pathItem = (served.document.paths as Record<string, Json>)[path] as Json;
+        const ourParameters = [
+          ...((pathItem.parameters as Json[]) ?? []),
+          ...((entry.operation.parameters as Json[]) ?? []),
+        ]
+          .map((parameter) => resolve(served.document, parameter))
+          .map((parameter): Json => ({ ...parameter, schema: resolve(served.document, parameter.schema as Json) }));
+        for (const parameter of (theirs.parameters as Json[]) ?? []) {
+          const match = ourParameters.find((candidate) => candidate.name === parameter.name);
+          expect(match, `${method} ${path} parameter ${parameter.name}`).toMatchObject({
+            in: parameter.in,
+            ...(parameter.required ? { required: true } : {}),
+            schema: parameter.schema as Json,
+          });
+        }
+        for (const status of Object.keys(theirs.responses as Json)) {
+          expect(Object.keys(entry.operation.responses as Json), `${method} ${path}`).toContain(status);
+        }
+        if (theirs.requestBody) {
+          expect(entry.operation.requestBody).toMatchObject({
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+          });
+        }
+      }
+      const schemas = (served.document.components as Json).schemas as Record<string, Json>;
+      expect(schemas.Plant).toMatchObject({ type: 'object', required: ['name'] });
+      expect(schemas.NewPlant).toMatchObject({ required: ['id', 'name'], properties: { id: { format: 'int64' } } });
+      expect(schemas.Error).toMatchObject({
+        required: ['error', 'message'],
+        properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } },
+      });
+      expect((served.document.components as Json).securitySchemes).toMatchObject({
+        bearerAuth: { type: 'http', scheme: 'bearer' },
+      });
+    });
+
+    it("answers the sample's operations with responses its document accepts", async () => {
+      const sample = await loadContract(upstreamSample);
+      const token = (await service.db.issueToken({ name: 'sample', scopes: ['plants:read', 'plants:write'] })).token;
+      const exchanges: Array<[string, string, string | undefined]> = [
+        ['POST', '/plants', '{"id": 9007199254740993, "name": "Monstera", "tag": "aroid"}'],
+        ['POST', '/plants', '{"id": 9007199254740993, "name": "Other"}'],
+        ['POST', '/plants', '{"id": "1", "name": "Fern"}'],
+        ['GET', '/plants?limit=1', undefined],
+        ['GET', '/plants?limit=0', undefined],
+        ['DELETE', '/plants/9007199254740993', undefined],
+        ['DELETE', '/plants/abc', undefined],
+      ];
+      const statuses: number[] = [];
+      for (const [method, path, body] of exchanges) {
+        const response = await request(service.url, path, { method, token, ...(body ? { body } : {}) });
+        statuses.push(response.status);
+        expect(sample.check(method, new URL(path, service.url).href, response), `${method} ${path}`).toEqual([]);
+      }
+      expect(statuses).toEqual([200, 400, 400, 200, 400, 204, 400]);
+    });
+  });
+
+  describe('the response checker the HTTP tests use', () => {
+    let contract: ContractCheck;
+    beforeAll(async () => {
+      contract = await loadContract(served.document);
+    });
+    const json = { 'content-type': 'application/json; charset=utf-8' };
+    const check = (
+      method: string,
+      path: string,
+      status: number,
+      text: string,
+      headers: Record<string, string> = json,
+    ) => contract.check(method, new URL(path, service.url).href, { status, headers: new Headers(headers), text });
+
+    it('accepts what the contract says', () => {
+      expect(check('GET', '/plants/1', 200, '{"id":1,"name":"Fern"}')).toEqual([]);
+      expect(check('GET', '/plants', 200, '[]')).toEqual([]);
+      expect(check('DELETE', '/plants/1', 204, '', {})).toEqual([]);
+    });
+
+    it('catches a wrong body, an undocumented status, a missing header and a wrong content type', () => {
+      expect(check('GET', '/plants/1', 200, '{"id":1,"name":5}')).not.toEqual([]);
+      expect(check('GET', '/plants/1', 200, '{"name":"Fern"}')).not.toEqual([]);
+      expect(check('GET', '/plants', 200, '{"id":1,"name":"Fern"}')).not.toEqual([]);
+      expect(check('GET', '/plants/1', 409, '{"error":409,"message":"x"}')).not.toEqual([]);
+      expect(check('POST', '/plants', 401, '{"error":401,"message":"x"}')).not.toEqual([]);
+      expect(check('GET', '/plants/1', 200, '<html></html>', { 'content-type': 'text/html' })).not.toEqual([]);
+      expect(check('DELETE', '/plants/1', 204, '{}', {})).not.toEqual([]);
+      expect(check('GET', '/plants/1', 404, '{"error":"404","message":"x"}')).not.toEqual([]);
+      expect(check('PUT', '/nope', 200, '{}')).not.toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,404 @@
+import { PlantConflictError } from '@plant-store/db';
+import {
+  ErrorCode,
+  NewPlantSchema,
+  PLANTS_PAGE_DEFAULT_LIMIT,
+  PLANTS_PAGE_MAX_LIMIT,
+  type StoredPlant,
+} from '@plant-store/schema';
+import * as v from 'valibot';
+import {
+  AUTHENTICATION_REQUIRED_MESSAGE,
+  INVALID_TOKEN_MESSAGE,
+  missingScopeMessage,
+  REALM,
+} from '../middleware/bearer-auth.js';
+import { componentSchemas, listPlantsQuerySchemas, plantIdParameterSchema, plantListSchema } from './json-schemas.js';
+
+/** An OpenAPI 3.1 document: plain JSON data (ids in examples are bigints, written exactly). */
+export type OpenApiDocument = Record<string, unknown>;
+
+export interface OpenApiDocumentOptions {
+  /** The request body limit the service enforces, in bytes. */
+  readonly bodyLimitBytes: number;
+}
+
+const JSON_TYPE = 'application/json';
+const ref = (path: string) => ({ $ref: `#/components/${path}` });
+
+/**
+ * Example ids stay below 2^53: documentation renderers (Swagger UI on /docs) read JSON numbers
+ * as doubles and would show larger ones rounded. The description says ids are exact.
+ */
+const EXAMPLE_PLANT: StoredPlant = { id: 4201n, name: 'Monstera deliciosa', tag: 'aroid' };
+const EXAMPLE_PLANTS: StoredPlant[] = [
+  { id: 1n, name: 'Boston fern' },
+  EXAMPLE_PLANT,
+  { id: 5005n, name: 'Snake plant', tag: 'succulent' },
+];
+
+/** The message the service really answers for an input, from the schema package itself. */
+function validationMessage(input: unknown): string {
+  const result = v.safeParse(NewPlantSchema, input, { abortEarly: true });
+  if (result.success) throw new Error('example input unexpectedly valid');
+  return result.issues[0].message;
+}
+
+function errorExample(code: ErrorCode, message: string, summary: string) {
+  return { summary, value: { error: code, message } };
+}
+
+function errorContent(examples: Record<string, ReturnType<typeof errorExample>>) {
+  return { [JSON_TYPE]: { schema: ref('schemas/Error'), examples } };
+}
+
+/**
+ * The service's OpenAPI 3.1 document. Shapes come from the schema package's valibot schemas
+ * (see json-schemas.ts); routes, statuses, headers and error codes are the ones the routes and
+ * middleware answer, and the HTTP tests check every response they receive against this.
+ * Compatible with the upstream "OpenAPI Plant Store" sample (1.0.0): the same paths, methods,
+ * parameters and shapes; `Plant` responses also carry their `id`, which `Plant` allows.
+ */
+export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions): OpenApiDocument {
+  const query = listPlantsQuerySchemas();
+  const bodyLimit = `${bodyLimitBytes} bytes`;
+
+  const unauthorized = {
+    description: 'No bearer token, or one that is not valid (unknown or revoked). `error` is 401.',
+    headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
+    content: errorContent({
+      missing: errorExample(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, 'No Authorization header'),
+      invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
+    }),
+  };
+  const forbidden = (scope: string) => ({
+    description: `The token lacks the \`${scope}\` scope. \`error\` is 403.`,
+    headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
+    content: errorContent({ scope: errorExample(ErrorCode.NotAllowed, missingScopeMessage(scope), 'Missing scope') }),
+  });
+  const notFound = {
+    description: 'No plant has this id. `error` is 404.',
+    content: errorContent({
+      notFound: errorExample(ErrorCode.NotFound, `no plant with id ${EXAMPLE_PLANT.id}`, 'Unknown id'),
+    }),
+  };
+  const invalidId = errorExample(
+    ErrorCode.InvalidRequest,
+    'id must be an integer between -9223372036854775808 and 9223372036854775807',
+    'Path id is not an int64',
+  );
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Plant Store',
+      version: '1.0.0',
+      summary: 'A store of plants: create, list, fetch and delete them by their int64 id.',
+      description: [
+        'Compatible with the "OpenAPI Plant Store" sample interface 1.0.0.',
+        '',
+        "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
+        '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
+        '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
+        '- **Other paths and methods:** an unknown path answers 404, a known path with another method 405 with an `Allow` header, both in the `Error` shape.',
+        '- **Authentication:** `Authorization: Bearer <token>`; tokens carry the scopes `plants:read` and `plants:write`.',
+      ].join('\n'),
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: '/', description: 'This service' }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'plants', description: 'The plants in the store' },
+      { name: 'service', description: 'Probes and this description' },
+    ],
+    paths: {
+      '/plants': {
+        get: {
+          operationId: 'listPlants',
+          tags: ['plants'],
+          summary: 'List plants',
+          description: [
+            'Returns all plants from the system that the user has access to, in ascending `id` order, one page at a time.',
+            'When more plants follow, the `Link` header carries the next page (`rel="next"`); walk the store by following it, or pass the last `id` of a page as `after`.',
+            'Requires the `plants:read` scope.',
+          ].join(' '),
+          security: [{ bearerAuth: ['plants:read'] }],
+          parameters: [ref('parameters/limit'), ref('parameters/tag'), ref('parameters/after')],
+          responses: {
+            '200': {
+              description: 'Plant response: the page of plants, in ascending id order (empty when none match).',
+              headers: { Link: ref('headers/Link') },
+              content: { [JSON_TYPE]: { schema: plantListSchema(), examples: { page: { value: EXAMPLE_PLANTS } } } },
+            },
+            '400': {
+              description: 'A query parameter is ill-formed or out of range, or given twice. `error` is 400.',
+              content: errorContent({
+                limit: errorExample(
+                  ErrorCode.InvalidRequest,
+                  `limit must be an integer between 1 and ${PLANTS_PAGE_MAX_LIMIT}`,
+                  'limit out of range',
+                ),
+                after: errorExample(
+                  ErrorCode.InvalidRequest,
+                  'after must be an integer between -9223372036854775808 and 9223372036854775807',
+                  'after is not an int64',
+                ),
+              }),
+            },
+            '401': ref('responses/Unauthorized'),
+            '403': forbidden('plants:read'),
+            '500': ref('responses/InternalError'),
+            '503': ref('responses/DatabaseUnavailable'),
+          },
+        },
+        post: {
+          operationId: 'createPlant',
+          tags: ['plants'],
+          summary: 'Create a plant',
+          description: [
+            'Creates a new plant in the store. Retry-safe: the same `id` with the same `name` and `tag` answers 200 again with the stored plant and changes nothing; the same `id` with other content answers 400 with `error` 409.',
+            'A 200 means the plant is committed.',
+            `Body: \`application/json\` (UTF-8), at most ${bodyLimit}; unknown fields are ignored.`,
+            'Requires the `plants:write` scope.',
+          ].join(' '),
+          security: [{ bearerAuth: ['plants:write'] }],
+          requestBody: {
+            description: 'Plant to add to the store',
+            required: true,
+            content: {
+              [JSON_TYPE]: {
+                schema: ref('schemas/NewPlant'),
+                examples: {
+                  tagged: { value: { id: EXAMPLE_PLANT.id, name: EXAMPLE_PLANT.name, tag: EXAMPLE_PLANT.tag } },
+                  untagged: { value: { id: 1n, name: 'Boston fern' } },
+                },
+              },
+            },
+          },
+          responses: {
+            '200': {
+              description: 'Plant response: the stored plant, with its id.',
+              content: {
+                [JSON_TYPE]: { schema: ref('schemas/StoredPlant'), examples: { plant: { value: EXAMPLE_PLANT } } },
+              },
+            },
+            '400': {
+              description: `The request failed because of what the client sent; \`error\` names why: 400 invalid body, 409 the id exists with other content, 413 body over ${bodyLimit}, 415 not \`application/json\` or not UTF-8.`,
+              content: errorContent({
+                invalid: errorExample(
+                  ErrorCode.InvalidRequest,
+                  validationMessage({ id: '1', name: 'Fern' }),
+                  'Invalid id',
+                ),
+                name: errorExample(ErrorCode.InvalidRequest, validationMessage({ id: 1, name: '' }), 'Invalid name'),
+                conflict: errorExample(
+                  ErrorCode.Conflict,
+                  new PlantConflictError(EXAMPLE_PLANT.id).message,
+                  'Same id, other content',
+                ),
+                tooLarge: errorExample(
+                  ErrorCode.BodyTooLarge,
+                  `request body is larger than the limit of ${bodyLimitBytes} bytes`,
+                  'Body too large',
+                ),
+                notJson: errorExample(
+                  ErrorCode.UnsupportedMediaType,
+                  'request body must be JSON sent as Content-Type: application/json',
+                  'Not JSON',
+                ),
+              }),
+            },
+            '401': ref('responses/Unauthorized'),
+            '403': forbidden('plants:write'),
+            '500': ref('responses/InternalError'),
+            '503': ref('responses/DatabaseUnavailable'),
+          },
+        },
+      },
+      '/plants/{id}': {
+        parameters: [ref('parameters/id')],
+        get: {
+          operationId: 'getPlant',
+          tags: ['plants'],
+          summary: 'Fetch a plant',
+          description: 'Returns the plant with this id. Requires the `plants:read` scope.',
+          security: [{ bearerAuth: ['plants:read'] }],
+          responses: {
+            '200': {
+              description: 'Plant response',
+              content: {
+                [JSON_TYPE]: { schema: ref('schemas/StoredPlant'), examples: { plant: { value: EXAMPLE_PLANT } } },
+              },
+            },
+            '400': {
+              description: 'The path id is not an int64. `error` is 400.',
+              content: errorContent({ invalidId }),
+            },
+            '401': ref('responses/Unauthorized'),
+            '403': forbidden('plants:read'),
+            '404': notFound,
+            '500': ref('responses/InternalError'),
+            '503': ref('responses/DatabaseUnavailable'),
+          },
+        },
+        delete: {
+          operationId: 'deletePlant',
+          tags: ['plants'],
+          summary: 'Delete a plant',
+          description:
+            'Deletes a single plant based on the ID supplied; afterwards the id may be created again. Requires the `plants:write` scope.',
+          security: [{ bearerAuth: ['plants:write'] }],
+          responses: {
+            '204': { description: 'Plant deleted' },
+            '400': {
+              description: 'The path id is not an int64. `error` is 400.',
+              content: errorContent({ invalidId }),
+            },
+            '401': ref('responses/Unauthorized'),
+            '403': forbidden('plants:write'),
+            '404': notFound,
+            '500': ref('responses/InternalError'),
+            '503': ref('responses/DatabaseUnavailable'),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          tags: ['service'],
+          summary: 'This OpenAPI document',
+          security: [],
+          responses: {
+            '200': {
+              description: 'The OpenAPI 3.1 document',
+              content: { [JSON_TYPE]: { schema: { type: 'object' } } },
+            },
+          },
+        },
+      },
+      '/docs': {
+        get: {
+          operationId: 'getDocsPage',
+          tags: ['service'],
+          summary: 'The interactive API reference (this document, rendered)',
+          security: [],
+          responses: {
+            '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'checkLiveness',
+          tags: ['service'],
+          summary: 'Liveness: the process answers (does not touch the database)',
+          security: [],
+          responses: { '200': statusResponse('ok') },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'checkReadiness',
+          tags: ['service'],
+          summary: 'Readiness: the database answers',
+          security: [],
+          responses: { '200': statusResponse('ready'), '503': ref('responses/DatabaseUnavailable') },
+        },
+      },
+    },
+    components: {
+      schemas: componentSchemas(),
+      parameters: {
+        limit: {
+          name: 'limit',
+          in: 'query',
+          description: `The maximum number of results to return: 1 to ${PLANTS_PAGE_MAX_LIMIT}, default ${PLANTS_PAGE_DEFAULT_LIMIT}.`,
+          schema: query.limit,
+        },
+        tag: {
+          name: 'tag',
+          in: 'query',
+          description: 'Only plants whose tag is exactly this text.',
+          schema: query.tag,
+        },
+        after: {
+          name: 'after',
+          in: 'query',
+          description: 'Only plants whose id is greater than this one: pass the last id of the previous page.',
+          schema: query.after,
+          example: EXAMPLE_PLANT.id,
+        },
+        id: {
+          name: 'id',
+          in: 'path',
+          description: 'ID of the plant',
+          required: true,
+          schema: plantIdParameterSchema(),
+          example: EXAMPLE_PLANT.id,
+        },
+      },
+      headers: {
+        Link: {
+          description:
+            'RFC 8288. Present when more plants follow: `rel="next"` names the next page as a query-only URI reference, to be resolved against this request\'s URL (RFC 3986 section 5), e.g. `<?limit=20&after=4201>; rel="next"`. Absent on the last page.',
+          schema: { type: 'string' },
+          example: `<?limit=${PLANTS_PAGE_DEFAULT_LIMIT}&after=${EXAMPLE_PLANT.id}>; rel="next"`,
+        },
+        'WWW-Authenticate': {
+          description:
+            'RFC 6750 bearer challenge, with `error="invalid_token"` or `error="insufficient_scope"` when it applies.',
+          required: true,
+          schema: { type: 'string' },
+          example: `${REALM}, error="invalid_token"`,
+        },
+        'Retry-After': {
+          description: 'Seconds to wait before retrying.',
+          required: true,
+          schema: { type: 'integer', minimum: 0 },
+          example: 1,
+        },
+      },
+      responses: {
+        Unauthorized: unauthorized,
+        InternalError: {
+          description: 'An unexpected server-side fault. `error` is 500.',
+          content: errorContent({ internal: errorExample(ErrorCode.Internal, 'internal error', 'Internal error') }),
+        },
+        DatabaseUnavailable: {
+          description: 'The database is unavailable; retry after `Retry-After` seconds. `error` is 503.',
+          headers: { 'Retry-After': ref('headers/Retry-After') },
+          content: errorContent({
+            unavailable: errorExample(
+              ErrorCode.DatabaseUnavailable,
+              'the database is unavailable; retry shortly',
+              'Database unavailable',
+            ),
+          }),
+        },
+      },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An opaque token (`pst_...`) issued with `pnpm run token create`. Scopes: `plants:read` (list and fetch), `plants:write` (create and delete).',
+        },
+      },
+    },
+  };
+}
+
+function statusResponse(status: string) {
+  return {
+    description: `The service is ${status}`,
+    content: {
+      [JSON_TYPE]: {
+        schema: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { type: 'string', const: status } },
+        },
+      },
+    },
+  };
+}

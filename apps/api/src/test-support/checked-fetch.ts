@@ -1,0 +1,54 @@
+import { afterEach } from 'vitest';
+import { type ContractCheck, loadContract } from './openapi-contract.js';
+
+/**
+ * `fetch` for HTTP tests: every response is checked against the OpenAPI document that the
+ * same service serves at /openapi.json (loaded once per origin). A mismatch is thrown and
+ * also recorded, so that it fails the test even where a caller (a retrying client) would
+ * swallow the throw: see failOnContractViolations.
+ */
+const contracts = new Map<string, Promise<ContractCheck>>();
+const violations: string[] = [];
+
+/** Static files of the docs page: not API operations. */
+const UNCHECKED_PATHS = /^\/docs\//;
+
+function contractFor(origin: string): Promise<ContractCheck> {
+  let contract = contracts.get(origin);
+  if (!contract) {
+    contract = (async () => {
+      const response = await fetch(new URL('/openapi.json', origin));
+      if (!response.ok) throw new Error(`${origin}/openapi.json answered ${response.status}`);
+      return loadContract(await response.json());
+    })();
+    contracts.set(origin, contract);
+  }
+  return contract;
+}
+
+export const checkedFetch: typeof fetch = async (input, init) => {
+  const request = new Request(input, init);
+  const response = await fetch(request);
+  const url = new URL(request.url);
+  if (UNCHECKED_PATHS.test(url.pathname)) return response;
+  const text = await response.clone().text();
+  const contract = await contractFor(url.origin);
+  const problems = contract.check(request.method, request.url, {
+    status: response.status,
+    headers: response.headers,
+    text,
+  });
+  if (problems.length > 0) {
+    violations.push(...problems);
+    throw new Error(`response does not match the OpenAPI document:\n${problems.join('\n')}`);
+  }
+  return response;
+};
+
+/** Call once per test file: every test fails that received a response the document does not describe. */
+export function failOnContractViolations(): void {
+  afterEach(() => {
+    const found = violations.splice(0);
+    if (found.length > 0) throw new Error(`responses did not match the OpenAPI document:\n${found.join('\n')}`);
+  });
+}

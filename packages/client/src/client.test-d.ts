@@ -1,0 +1,79 @@
+import type { ListPlantsQuery, StoredPlant } from '@plant-store/schema';
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  createPlantStoreClient,
+  isPlantStoreError,
+  type NextPlantsQuery,
+  type PlantStoreClient,
+  PlantStoreError,
+  type PlantStoreErrorKind,
+  type PlantsPage,
+} from './index.js';
+
+declare const client: PlantStoreClient;
+
+describe('ids are bigint', () => {
+  it('in every plant the client returns', () => {
+    expectTypeOf(client.createPlant).returns.toEqualTypeOf<Promise<StoredPlant>>();
+    expectTypeOf(client.getPlant).returns.toEqualTypeOf<Promise<StoredPlant>>();
+    expectTypeOf<StoredPlant['id']>().toEqualTypeOf<bigint>();
+    expectTypeOf<PlantsPage['plants'][number]['id']>().toEqualTypeOf<bigint>();
+    expectTypeOf(client.plants()).toEqualTypeOf<AsyncGenerator<StoredPlant, void, undefined>>();
+  });
+
+  it('in the ids that getPlant and deletePlant take: a number is refused', () => {
+    expectTypeOf(client.getPlant).parameter(0).toEqualTypeOf<bigint>();
+    expectTypeOf(client.deletePlant).parameter(0).toEqualTypeOf<bigint>();
+    // @ts-expect-error -- a number id may already have been rounded
+    void client.getPlant(1);
+  });
+
+  it('in the next page cursor, which is always set', () => {
+    expectTypeOf<PlantsPage['next']>().toEqualTypeOf<NextPlantsQuery | null>();
+    expectTypeOf<NextPlantsQuery['after']>().toEqualTypeOf<bigint>();
+    expectTypeOf<NextPlantsQuery>().toExtend<ListPlantsQuery>();
+    expectTypeOf<NextPlantsQuery>().toExtend<NonNullable<Parameters<PlantStoreClient['listPlants']>[0]>>();
+  });
+
+  it('createPlant takes the contract input: a bigint or a safe-integer number id, tag absent or a string', () => {
+    expectTypeOf(client.createPlant).parameter(0).toExtend<{ id: bigint | number; name: string; tag?: string }>();
+    // @ts-expect-error -- the contract refuses a null tag
+    void client.createPlant({ id: 1n, name: 'Fern', tag: null });
+    // @ts-expect-error -- exactOptional: an absent tag, not an undefined one
+    void client.createPlant({ id: 1n, name: 'Fern', tag: undefined });
+  });
+});
+
+describe('PlantStoreError', () => {
+  it('has readonly status, error, kind and an optional retryAfterSeconds', () => {
+    expectTypeOf<PlantStoreError>().toExtend<Error>();
+    expectTypeOf<PlantStoreError['status']>().toEqualTypeOf<number>();
+    expectTypeOf<PlantStoreError['error']>().toEqualTypeOf<number>();
+    expectTypeOf<PlantStoreError['message']>().toEqualTypeOf<string>();
+    expectTypeOf<PlantStoreError['kind']>().toEqualTypeOf<PlantStoreErrorKind>();
+    expectTypeOf<PlantStoreError['retryAfterSeconds']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<PlantStoreErrorKind>().toEqualTypeOf<
+      'error-response' | 'invalid-response' | 'invalid-input' | 'network' | 'timeout' | 'aborted'
+    >();
+    const error = new PlantStoreError({ kind: 'network', status: 0, error: 0, message: 'x' });
+    // @ts-expect-error -- readonly
+    error.status = 404;
+    // @ts-expect-error -- readonly
+    error.error = 404;
+  });
+
+  it('isPlantStoreError narrows unknown', () => {
+    const value: unknown = undefined;
+    if (isPlantStoreError(value)) expectTypeOf(value).toEqualTypeOf<PlantStoreError>();
+  });
+});
+
+describe('createPlantStoreClient', () => {
+  it('needs baseUrl and token; the rest is optional', () => {
+    expectTypeOf(
+      createPlantStoreClient({ baseUrl: 'http://127.0.0.1:3000', token: 'pst_x' }),
+    ).toEqualTypeOf<PlantStoreClient>();
+    // @ts-expect-error -- token is required
+    createPlantStoreClient({ baseUrl: 'http://127.0.0.1:3000' });
+  });
+});

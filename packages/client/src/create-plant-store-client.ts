@@ -1,0 +1,89 @@
+import type { ListPlantsQueryInput, NewPlantInput, StoredPlant } from '@plant-store/schema';
+import type { CallOptions, ClientContext } from './client-context.js';
+import { createPlant } from './create-plant.js';
+import { deletePlant } from './delete-plant.js';
+import { getPlant } from './get-plant.js';
+import { type IteratePlantsOptions, iteratePlants } from './iterate-plants.js';
+import { listPlants, type PlantsPage } from './list-plants.js';
+import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
+
+export interface PlantStoreClientOptions {
+  /** Where the service answers, e.g. `http://127.0.0.1:3000` or `https://example.com/store/` (a path prefix is kept). */
+  readonly baseUrl: string | URL;
+  /** A bearer token (`pst_...`), sent as `Authorization: Bearer <token>` to baseUrl only. */
+  readonly token: string;
+  /** The fetch to use; default the global `fetch`. */
+  readonly fetch?: typeof fetch;
+  /** Retries of transient failures; see the README for which calls retry on what. */
+  readonly retry?: RetryOptions;
+  /** How long one attempt (request and whole answer) may take; default 10000. */
+  readonly timeoutMs?: number;
+}
+
+export interface PlantStoreClient {
+  /** `POST /plants`: validated with NewPlantSchema before sending; returns the plant as stored. */
+  createPlant(plant: NewPlantInput, options?: CallOptions): Promise<StoredPlant>;
+  /** `GET /plants/{id}`: the plant; a PlantStoreError with `error` 404 when there is none. */
+  getPlant(id: bigint, options?: CallOptions): Promise<StoredPlant>;
+  /** `GET /plants`: one page, and the query of the next one (null on the last page). */
+  listPlants(query?: ListPlantsQueryInput, options?: CallOptions): Promise<PlantsPage>;
+  /** Every plant (or every plant with `tag`), page after page, following `Link: rel="next"`. */
+  plants(options?: IteratePlantsOptions): AsyncGenerator<StoredPlant, void, undefined>;
+  /** `DELETE /plants/{id}`; a PlantStoreError with `error` 404 when there is none. Not retried after a lost answer. */
+  deletePlant(id: bigint, options?: CallOptions): Promise<void>;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** token68 (RFC 9110): what a bearer credential may contain. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** A client for the Plant Store service. Options that make no sense throw a TypeError or RangeError at once. */
+export function createPlantStoreClient(options: PlantStoreClientOptions): PlantStoreClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new RangeError(`timeoutMs must be a positive number, not ${timeoutMs}`);
+  }
+  // Never echo the token: it is a secret.
+  if (typeof options.token !== 'string' || !BEARER_TOKEN.test(options.token)) {
+    throw new TypeError('token must be a bearer token (pst_...)');
+  }
+  const context: ClientContext = {
+    baseUrl: resolveBaseUrl(options.baseUrl),
+    transport: {
+      // Looked up per call and called unbound: some fetch implementations refuse another `this`.
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      token: options.token,
+      timeoutMs,
+      retry: resolveRetryPolicy(options.retry),
+    },
+  };
+  return {
+    createPlant: (plant, callOptions) => createPlant(context, plant, callOptions),
+    getPlant: (id, callOptions) => getPlant(context, id, callOptions),
+    listPlants: (query, callOptions) => listPlants(context, query, callOptions),
+    plants: (iterateOptions) => iteratePlants(context, iterateOptions),
+    deletePlant: (id, callOptions) => deletePlant(context, id, callOptions),
+  };
+}
+
+/** The base URL with a trailing `/`, so that `plants` resolves below its path prefix. */
+function resolveBaseUrl(baseUrl: string | URL): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new TypeError(`baseUrl must be an absolute http or https URL, not ${String(baseUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`baseUrl must be an http or https URL, not ${url.protocol}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError('baseUrl must not carry credentials: the client authenticates with token');
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new TypeError(`baseUrl must not have a query or fragment: ${url.href}`);
+  }
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}

@@ -1,0 +1,24 @@
+// The contract's types, re-exported so that callers need no second import; defined once, in @plant-store/schema.
+export type {
+  ListPlantsQuery,
+  ListPlantsQueryInput,
+  NewPlantInput,
+  StoredPlant,
+} from '@plant-store/schema';
+export type { CallOptions } from './client-context.js';
+export {
+  createPlantStoreClient,
+  DEFAULT_TIMEOUT_MS,
+  type PlantStoreClient,
+  type PlantStoreClientOptions,
+} from './create-plant-store-client.js';
+export type { IteratePlantsOptions } from './iterate-plants.js';
+export type { PlantsPage } from './list-plants.js';
+export type { NextPlantsQuery } from './next-page.js';
+export {
+  isPlantStoreError,
+  PlantStoreError,
+  type PlantStoreErrorInit,
+  type PlantStoreErrorKind,
+} from './plant-store-error.js';
+export { DEFAULT_RETRY_POLICY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
