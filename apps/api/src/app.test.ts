@@ -87,6 +87,34 @@ describe('createApp error rendering', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('answers 503 and 500 on every plants route in the documented shape', async () => {
+    const unavailable = async (): Promise<never> => {
+      throw new DatabaseUnavailableError();
+    };
+    const broken = async (): Promise<never> => {
+      throw new Error('secret internals');
+    };
+    for (const [failure, status] of [
+      [unavailable, 503],
+      [broken, 500],
+    ] as const) {
+      const { url, errors } = await serve(
+        fakeDb({ findPlant: failure, listPlants: failure, deletePlant: failure, createPlant: failure }),
+      );
+      for (const [method, path] of [
+        ['GET', '/plants'],
+        ['GET', '/plants/1'],
+        ['DELETE', '/plants/1'],
+        ['POST', '/plants'],
+      ] as const) {
+        const response = await request(url, path, { method, token: TOKEN, ...(method === 'POST' ? { body } : {}) });
+        expect({ method, path, status: response.status }).toEqual({ method, path, status });
+        expect(response.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
+      }
+      expect(errors).toHaveLength(status === 500 ? 4 : 0);
+    }
+  });
+
   it('answers 503 on auth when the token store is unavailable', async () => {
     const { url } = await serve(
       fakeDb({

@@ -29,7 +29,10 @@ export interface PlantStoreClient {
   listPlants(query?: ListPlantsQueryInput, options?: CallOptions): Promise<PlantsPage>;
   /** Every plant (or every plant with `tag`), page after page, following `Link: rel="next"`. */
   plants(options?: IteratePlantsOptions): AsyncGenerator<StoredPlant, void, undefined>;
-  /** `DELETE /plants/{id}`; a PlantStoreError with `error` 404 when there is none. Not retried after a lost answer. */
+  /**
+   * `DELETE /plants/{id}`; a PlantStoreError with `error` 404 when there is none. Retried only on
+   * the service's own 503/429 Error, never after a lost answer; a retry answered 404 resolves.
+   */
   deletePlant(id: bigint, options?: CallOptions): Promise<void>;
 }
 

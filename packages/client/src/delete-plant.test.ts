@@ -58,6 +58,58 @@ describe('deletePlant', () => {
     ]);
   });
 
+  it.each([
+    ['an HTML 503 from a gateway', { status: 503, headers: { 'Content-Type': 'text/html' }, body: '<h1>503</h1>' }],
+    ['a 503 without a body', { status: 503, headers: { 'Retry-After': '0' } }],
+    ['an HTML 429 from a gateway', { status: 429, headers: { 'Content-Type': 'text/html' }, body: '<h1>429</h1>' }],
+  ])('does not retry %s: the gateway may have forwarded the delete', async (_label, answer) => {
+    const server = await startScriptedServer([answer, { status: 204 }]);
+    const error = await caught(createTestClient(server.url).deletePlant(3n));
+    expect(error).toMatchObject({ kind: 'invalid-response', status: answer.status, error: answer.status });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not retry an Error body whose code is not 503 or 429', async () => {
+    const server = await startScriptedServer([errorAnswer(503, 500, 'internal error'), { status: 204 }]);
+    const error = await caught(createTestClient(server.url).deletePlant(3n));
+    expect(error).toMatchObject({ kind: 'error-response', status: 503, error: 500 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each([
+    [503, errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' })],
+    [429, errorAnswer(429, 429, 'too many requests', { 'Retry-After': '0' })],
+  ])('resolves when the retry after a %d answers 404: the first attempt deleted it', async (_status, answer) => {
+    const server = await startScriptedServer([answer, errorAnswer(404, 404, 'no plant with id 3')]);
+    await expect(createTestClient(server.url).deletePlant(3n)).resolves.toBeUndefined();
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('resolves on a 404 at the third attempt', async () => {
+    const unavailable = errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' });
+    const server = await startScriptedServer([unavailable, unavailable, errorAnswer(404, 404, 'no plant with id 3')]);
+    await expect(createTestClient(server.url).deletePlant(3n)).resolves.toBeUndefined();
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("throws a retry's 404 that is not the service's Error body", async () => {
+    const server = await startScriptedServer([
+      errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' }),
+      { status: 404, headers: { 'Content-Type': 'text/html' }, body: '<h1>Not Found</h1>' },
+    ]);
+    const error = await caught(createTestClient(server.url).deletePlant(3n));
+    expect(error).toMatchObject({ kind: 'invalid-response', status: 404, error: 404 });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('throws the last 503 when every attempt is refused', async () => {
+    const unavailable = errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' });
+    const server = await startScriptedServer([unavailable, unavailable, unavailable, { status: 204 }]);
+    const error = await caught(createTestClient(server.url).deletePlant(3n));
+    expect(error).toMatchObject({ kind: 'error-response', status: 503, error: 503 });
+    expect(server.requests).toHaveLength(3);
+  });
+
   it('refuses a 200 where 204 is the contract', async () => {
     const server = await startScriptedServer([{ status: 200, body: '{}' }]);
     const error = await caught(createTestClient(server.url).deletePlant(3n));

@@ -16,8 +16,10 @@ export interface IteratePlantsOptions {
 /**
  * Every plant (with `tag`: every plant so tagged) in ascending id order, one page per request,
  * following each answer's `Link: rel="next"` until the last page has none. Pages are fetched as
- * the loop asks for them; each page fetch is retried like `listPlants`. Pages are keyed by id,
- * so plants created or deleted during the walk never make it repeat or skip another plant.
+ * the loop asks for them; each page fetch is retried like `listPlants`. Pages are keyed by id:
+ * every plant that exists for the whole walk is returned exactly once. A plant created during
+ * the walk is returned only if its id is beyond the cursor (one behind it is not seen), and a
+ * plant deleted during the walk may or may not have been returned already.
  */
 export async function* iteratePlants(
   context: ClientContext,

@@ -22,10 +22,17 @@ function plantsText(plants: readonly StoredPlant[]): string {
 }
 
 /**
- * Serves `plants` (sorted by id) page by page as the service does: limit, exact tag, after, and
- * a path-absolute `Link: <{linkPrefix}/plants?...>; rel="next"` when more follow.
+ * How the next-page link is written: query-only (`<?limit=...>`, what the service sends), or
+ * path-absolute (`<{pathPrefix}/plants?limit=...>`, what it used to send).
  */
-function pagingScript(plants: readonly StoredPlant[], linkPrefix = ''): ScriptFunction {
+type LinkStyle = 'query-only' | { readonly pathPrefix: string };
+
+/**
+ * Serves `plants` (sorted by id) page by page as the service does: limit, exact tag, after, and
+ * a `Link: <...>; rel="next"` in `linkStyle` when more follow. Reads only the query: whatever
+ * path prefix the client used (a proxy may have stripped it) is answered alike.
+ */
+function pagingScript(plants: readonly StoredPlant[], linkStyle: LinkStyle = 'query-only'): ScriptFunction {
   return (request) => {
     const url = new URL(request.url, 'http://placeholder');
     const limit = Number(url.searchParams.get('limit') ?? '20');
@@ -44,7 +51,8 @@ function pagingScript(plants: readonly StoredPlant[], linkPrefix = ''): ScriptFu
         ...(tag === null ? {} : { tag }),
         after: String(last.id),
       });
-      headers.Link = `<${linkPrefix}/plants?${next}>; rel="next"`;
+      const path = linkStyle === 'query-only' ? '' : `${linkStyle.pathPrefix}/plants`;
+      headers.Link = `<${path}?${next}>; rel="next"`;
     }
     return json(200, plantsText(page), headers);
   };
@@ -63,6 +71,11 @@ const STORE: StoredPlant[] = [
   { id: INT64_MAX, name: 'Fifth', tag: TAG },
 ];
 const TAGGED = STORE.filter((plant) => plant.tag === TAG);
+
+const LINK_STYLES: [string, LinkStyle][] = [
+  ['query-only', 'query-only'],
+  ['path-absolute', { pathPrefix: '' }],
+];
 
 describe('listPlants', () => {
   it('asks for limit 20 when not told', async () => {
@@ -83,12 +96,15 @@ describe('listPlants', () => {
     expect(server.requests[0]?.url).toBe('/plants?limit=20&tag=');
   });
 
-  it('reads every id exactly and the next page from the relative Link', async () => {
+  it.each([
+    ['query-only', '<?limit=3&after=9223372036854775806>; rel="next"'],
+    ['path-absolute', '</plants?limit=3&after=9223372036854775806>; rel="next"'],
+  ])('reads every id exactly and the next page from a %s Link', async (_label, link) => {
     const server = await startScriptedServer([
       json(
         200,
         '[{"id":-9223372036854775808,"name":"a"},{"id":9007199254740993,"name":"b","tag":"t"},{"id":9223372036854775806,"name":"c"}]',
-        { Link: '</plants?limit=3&after=9223372036854775806>; rel="next"' },
+        { Link: link },
       ),
     ]);
     expect(await createTestClient(server.url).listPlants({ limit: 3 })).toStrictEqual({
@@ -101,8 +117,19 @@ describe('listPlants', () => {
     });
   });
 
-  it('fetches the next page when given the next query', async () => {
-    const server = await startScriptedServer(pagingScript(STORE));
+  it('reads a query-only Link with a form-encoded tag', async () => {
+    const server = await startScriptedServer([
+      json(200, '[{"id":-9,"name":"a","tag":"with space & ü/?"},{"id":-5,"name":"b","tag":"with space & ü/?"}]', {
+        Link: `<?limit=2&tag=${TAG_IN_QUERY}&after=-5>; rel="next"`,
+      }),
+    ]);
+    const page = await createTestClient(`${server.url}/store/`).listPlants({ limit: 2, tag: TAG });
+    expect(page.next).toEqual({ limit: 2, tag: TAG, after: -5n });
+    expect(server.requests[0]?.url).toBe(`/store/plants?limit=2&tag=${TAG_IN_QUERY}`);
+  });
+
+  it.each(LINK_STYLES)('fetches the next page when given the next query (%s Link)', async (_label, linkStyle) => {
+    const server = await startScriptedServer(pagingScript(STORE, linkStyle));
     const client = createTestClient(server.url);
     const first = await client.listPlants({ limit: 4, tag: TAG });
     expect(first.plants).toEqual(TAGGED.slice(0, 4));
@@ -148,20 +175,23 @@ describe('listPlants', () => {
 });
 
 describe('plants (the iterator)', () => {
-  it('follows Link rel="next" across 3 pages of a tag with spaces and unicode', async () => {
-    const server = await startScriptedServer(pagingScript(STORE));
-    const seen: StoredPlant[] = [];
-    for await (const plant of createTestClient(server.url).plants({ tag: TAG, pageSize: 2 })) seen.push(plant);
-    expect(seen).toStrictEqual(TAGGED);
-    expect(server.requests.map((request) => request.url)).toEqual([
-      `/plants?limit=2&tag=${TAG_IN_QUERY}`,
-      `/plants?limit=2&tag=${TAG_IN_QUERY}&after=-1`,
-      `/plants?limit=2&tag=${TAG_IN_QUERY}&after=4611686018427387904`,
-    ]);
-  });
+  it.each(LINK_STYLES)(
+    'follows a %s Link rel="next" across 3 pages of a tag with spaces and unicode',
+    async (_label, linkStyle) => {
+      const server = await startScriptedServer(pagingScript(STORE, linkStyle));
+      const seen: StoredPlant[] = [];
+      for await (const plant of createTestClient(server.url).plants({ tag: TAG, pageSize: 2 })) seen.push(plant);
+      expect(seen).toStrictEqual(TAGGED);
+      expect(server.requests.map((request) => request.url)).toEqual([
+        `/plants?limit=2&tag=${TAG_IN_QUERY}`,
+        `/plants?limit=2&tag=${TAG_IN_QUERY}&after=-1`,
+        `/plants?limit=2&tag=${TAG_IN_QUERY}&after=4611686018427387904`,
+      ]);
+    },
+  );
 
-  it('walks every plant with the default page size, from `after` when given', async () => {
-    const server = await startScriptedServer(pagingScript(STORE));
+  it.each(LINK_STYLES)('walks every plant (%s Link), from `after` when given', async (_label, linkStyle) => {
+    const server = await startScriptedServer(pagingScript(STORE, linkStyle));
     const client = createTestClient(server.url);
     const all: StoredPlant[] = [];
     for await (const plant of client.plants()) all.push(plant);
@@ -235,8 +265,13 @@ describe('plants (the iterator)', () => {
 });
 
 describe('a base URL with a path prefix', () => {
-  it.each(['/store', '/store/'])('keeps the prefix %s in every path and follows links under it', async (prefix) => {
-    const server = await startScriptedServer(pagingScript(STORE, '/store'));
+  it.each([
+    ['/store', 'query-only', 'query-only'],
+    ['/store/', 'query-only', 'query-only'],
+    ['/store', 'path-absolute', { pathPrefix: '/store' }],
+    ['/store/', 'path-absolute', { pathPrefix: '/store' }],
+  ] as const)('keeps the prefix %s in every path and follows %s links under it', async (prefix, _label, linkStyle) => {
+    const server = await startScriptedServer(pagingScript(STORE, linkStyle));
     const client = createTestClient(`${server.url}${prefix}`);
     const seen: StoredPlant[] = [];
     for await (const plant of client.plants({ pageSize: 3 })) seen.push(plant);
@@ -265,8 +300,21 @@ describe('a base URL with a path prefix', () => {
     ]);
   });
 
-  it('refuses a next link that leaves the prefix (a proxy that strips it) instead of sending the token there', async () => {
-    const server = await startScriptedServer(pagingScript(STORE));
+  it('follows query-only links behind a proxy that strips the prefix: the service never sees it', async () => {
+    // The script ignores the path, as a service behind a stripping proxy would see only /plants.
+    const server = await startScriptedServer(pagingScript(STORE, 'query-only'));
+    const seen: StoredPlant[] = [];
+    for await (const plant of createTestClient(`${server.url}/gateway/store/`).plants({ pageSize: 4 }))
+      seen.push(plant);
+    expect(seen).toStrictEqual(STORE);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/gateway/store/plants?limit=4',
+      '/gateway/store/plants?limit=4&after=0',
+    ]);
+  });
+
+  it('refuses a path-absolute link that leaves the prefix instead of sending the token there', async () => {
+    const server = await startScriptedServer(pagingScript(STORE, { pathPrefix: '' }));
     const error = await caught(createTestClient(`${server.url}/store/`).listPlants({ limit: 2 }));
     expect(error).toMatchObject({ kind: 'invalid-response', status: 200 });
     expect(error.message).toContain(`whose next page ${server.url}/plants is not ${server.url}/store/plants`);

@@ -52,6 +52,46 @@ describe('readNextPage', () => {
     expect(readNextPage('<plants?limit=2&after=5>; rel="next"', request, firstQuery)).toEqual({ limit: 2, after: 5n });
   });
 
+  describe('the query-only reference the service sends', () => {
+    it('resolves to the request path with the query replaced', () => {
+      const request = new URL('http://127.0.0.1:3000/plants?limit=20&after=100');
+      expect(readNextPage('<?limit=20&after=123>; rel="next"', request, { limit: 20, after: 100n })).toEqual({
+        limit: 20,
+        after: 123n,
+      });
+    });
+
+    it('decodes a form-encoded tag and a negative after', () => {
+      const tag = 'with space & ü/?';
+      const request = new URL('http://127.0.0.1:3000/plants?limit=4&tag=with+space+%26+%C3%BC%2F%3F');
+      const header = '<?limit=4&tag=with+space+%26+%C3%BC%2F%3F&after=-5>; rel="next"';
+      expect(readNextPage(header, request, { limit: 4, tag })).toEqual({ limit: 4, tag, after: -5n });
+    });
+
+    it.each([
+      'https://example.com/store/plants?limit=2',
+      'https://example.com/a/b/plants?limit=2',
+      'http://[::1]:8080/plants?limit=2',
+    ])('passes the same-origin-and-path check below any prefix (%s)', (requestUrl) => {
+      expect(readNextPage('<?limit=2&after=5>; rel="next"', new URL(requestUrl), firstQuery)).toEqual({
+        limit: 2,
+        after: 5n,
+      });
+    });
+
+    it.each([
+      ['no after', '<?limit=2>; rel="next"', firstQuery, /has no after/],
+      ['an empty query', '<?>; rel="next"', firstQuery, /has no after/],
+      ['a repeated after', '<?after=5&after=6>; rel="next"', firstQuery, /repeats after/],
+      ['a dropped tag', '<?limit=2&after=5>; rel="next"', { limit: 2, tag: 'x' }, /another tag/],
+      ['an after that does not move', '<?limit=2&after=10>; rel="next"', { limit: 2, after: 10n }, /does not move/],
+    ])('refuses %s', (_label, header, requested, message) => {
+      const error = refusal(() => readNextPage(header, firstPage, requested));
+      expect(error).toMatchObject({ kind: 'invalid-response', status: 200, error: 0 });
+      expect(error.message).toMatch(message);
+    });
+  });
+
   it('decodes a form-encoded tag (+ for space, percent-encoded UTF-8)', () => {
     const tag = 'with space & ü/?';
     const header = '</plants?limit=2&tag=with+space+%26+%C3%BC%2F%3F&after=7>; rel="next"';

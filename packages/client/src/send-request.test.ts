@@ -106,6 +106,16 @@ describe('retries of idempotent calls', () => {
     expect(server.requests.map((request) => request.url)).toEqual(['/plants/7', '/plants/7']);
   });
 
+  it("throws a retry's 404: only a delete counts it as done", async () => {
+    const server = await startScriptedServer([
+      errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' }),
+      errorAnswer(404, 404, 'no plant with id 7'),
+    ]);
+    const error = await caught(createTestClient(server.url).getPlant(7n));
+    expect(error).toMatchObject({ kind: 'error-response', status: 404, error: 404 });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('gives up after the configured attempts and throws the last answer', async () => {
     const unavailable = errorAnswer(503, 503, 'the database is unavailable', { 'Retry-After': '0' });
     const server = await startScriptedServer([unavailable, unavailable, unavailable, PLANT]);

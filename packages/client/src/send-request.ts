@@ -6,9 +6,11 @@ import { parseRetryAfter, type RetryPolicy, retryDelayMs, sleep } from './retry-
 /**
  * When a failed attempt may be sent again:
  * - `idempotent`: sending it twice has the effect of sending it once (reads, and creates, which
- *   are idempotent by id). Retried on network errors, timeouts, 429, 502, 503 and 504.
- * - `unprocessed-only`: retried only when the service said it did not act (503, 429). A delete
- *   whose answer was lost may have happened: its retry would answer 404 for a success.
+ *   are idempotent by id). Retried on network errors, timeouts, 429, 502, 503 and 504, from the
+ *   service or from a gateway.
+ * - `unprocessed-only`: retried only when the service itself answered its Error body with
+ *   `error` 503 or 429. Any other failure may have come after the request took effect: a lost
+ *   answer, a timeout, a gateway's 502/503/504 (it may have forwarded the request).
  */
 export type RetryMode = 'idempotent' | 'unprocessed-only';
 
@@ -27,6 +29,12 @@ export interface PlantStoreRequest {
   /** The one status that means success; any other is an error. */
   readonly successStatus: 200 | 204;
   readonly retryMode: RetryMode;
+  /**
+   * On a retry only (attempt 2 and later): whether this error means an earlier attempt already
+   * did what was asked (a delete's retry answered 404: the plant is gone). `sendRequest` then
+   * resolves with `{ status: error.status, headers: new Headers(), body: undefined }`.
+   */
+  readonly doneByEarlierAttempt?: (error: PlantStoreError) => boolean;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -37,10 +45,10 @@ export interface PlantStoreAnswer {
   readonly body: unknown;
 }
 
-const RETRIED_STATUSES: Record<RetryMode, ReadonlySet<number>> = {
-  idempotent: new Set([429, 502, 503, 504]),
-  'unprocessed-only': new Set([429, 503]),
-};
+/** HTTP statuses retried for `idempotent` requests, with or without the service's Error body. */
+const IDEMPOTENT_RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+/** Error codes of the service's own Error body that say it did not act: `unprocessed-only` retries these only. */
+const UNPROCESSED_ERROR_CODES: ReadonlySet<number> = new Set([429, 503]);
 
 /** Sends `request`, retrying as its `retryMode` allows, and returns the success answer or throws a PlantStoreError. */
 export async function sendRequest(transport: Transport, request: PlantStoreRequest): Promise<PlantStoreAnswer> {
@@ -48,6 +56,9 @@ export async function sendRequest(transport: Transport, request: PlantStoreReque
     try {
       return await sendAttempt(transport, request);
     } catch (error) {
+      if (attempt > 1 && error instanceof PlantStoreError && request.doneByEarlierAttempt?.(error)) {
+        return { status: error.status, headers: new Headers(), body: undefined };
+      }
       if (!(error instanceof PlantStoreError) || attempt >= transport.retry.attempts || !isRetried(error, request)) {
         throw error;
       }
@@ -62,9 +73,12 @@ export async function sendRequest(transport: Transport, request: PlantStoreReque
 }
 
 function isRetried(error: PlantStoreError, request: PlantStoreRequest): boolean {
-  if (error.kind === 'network' || error.kind === 'timeout') return request.retryMode === 'idempotent';
+  if (request.retryMode === 'unprocessed-only') {
+    return error.kind === 'error-response' && UNPROCESSED_ERROR_CODES.has(error.error);
+  }
+  if (error.kind === 'network' || error.kind === 'timeout') return true;
   if (error.kind === 'error-response' || error.kind === 'invalid-response') {
-    return RETRIED_STATUSES[request.retryMode].has(error.status);
+    return IDEMPOTENT_RETRIED_STATUSES.has(error.status);
   }
   return false;
 }

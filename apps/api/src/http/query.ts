@@ -1,4 +1,3 @@
-import type { ParsedUrlQuery } from 'node:querystring';
 import { invalidRequest } from './api-error.js';
 
 /** Decimal integers as query and path parameters write them; no sign but minus, no spaces. */
@@ -19,18 +18,34 @@ export function readSmallInteger(text: string): number | string {
 }
 
 /**
- * The named query parameters, each at most once (a repeated one is a 400: which would we
- * obey?). Parameters not named are ignored, as unknown body fields are.
+ * The named query parameters of a raw query string, each at most once (a repeated one is a
+ * 400: which would we obey?). Parameters not named are ignored, as unknown body fields are.
+ * Decoding is strict: `+` is a space, and a percent-encoding that is not UTF-8 is a 400 rather
+ * than silently replaced with U+FFFD (as Node's querystring and URLSearchParams do).
  */
 export function readQueryParameters<const TName extends string>(
-  query: ParsedUrlQuery,
+  querystring: string,
   names: readonly TName[],
 ): Partial<Record<TName, string>> {
-  const values: Partial<Record<TName, string>> = {};
-  for (const name of names) {
-    const value = query[name];
-    if (Array.isArray(value)) throw invalidRequest(`query parameter ${name} must be given at most once`);
-    if (value !== undefined) values[name] = value;
+  const wanted: ReadonlySet<string> = new Set(names);
+  const values: Partial<Record<string, string>> = {};
+  for (const pair of querystring.split('&')) {
+    if (pair === '') continue;
+    const separator = pair.indexOf('=');
+    const name = decodeQueryText(separator === -1 ? pair : pair.slice(0, separator));
+    if (name === null || !wanted.has(name)) continue;
+    const value = decodeQueryText(separator === -1 ? '' : pair.slice(separator + 1));
+    if (value === null) throw invalidRequest(`query parameter ${name} is not valid percent-encoded UTF-8`);
+    if (values[name] !== undefined) throw invalidRequest(`query parameter ${name} must be given at most once`);
+    values[name] = value;
   }
-  return values;
+  return values as Partial<Record<TName, string>>;
+}
+
+function decodeQueryText(text: string): string | null {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return null;
+  }
 }

@@ -6,6 +6,14 @@ import type { AppState } from '../http/app-state.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The 415 for a body that is not `Content-Type: application/json`. */
+export const NOT_JSON_MESSAGE = 'request body must be JSON sent as Content-Type: application/json';
+
+/** The 413 for a body over the limit. */
+export function bodyTooLargeMessage(limitBytes: number | string): string {
+  return `request body is larger than the limit of ${limitBytes} bytes`;
+}
+
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -30,10 +38,7 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
     // null: no body at all (neither Content-Length nor Transfer-Encoding); or an empty one.
     if (type === null || ctx.request.length === 0) throw invalidRequest('request body is missing');
     if (type === false) {
-      throw new ApiError(
-        ErrorCode.UnsupportedMediaType,
-        'request body must be JSON sent as Content-Type: application/json',
-      );
+      throw new ApiError(ErrorCode.UnsupportedMediaType, NOT_JSON_MESSAGE);
     }
     const charset = ctx.request.charset.toLowerCase();
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
@@ -80,10 +85,7 @@ function toBodyReadError(error: unknown): unknown {
   const failure: BodyReadFailure = typeof error === 'object' && error !== null ? error : {};
   switch (failure.type) {
     case 'entity.too.large':
-      return new ApiError(
-        ErrorCode.BodyTooLarge,
-        `request body is larger than the limit of ${String(failure.limit)} bytes`,
-      );
+      return new ApiError(ErrorCode.BodyTooLarge, bodyTooLargeMessage(String(failure.limit)));
     case 'request.aborted':
       return invalidRequest('request body was aborted before it was complete');
     case 'request.size.invalid':

@@ -1,9 +1,11 @@
 import { PlantConflictError } from '@plant-store/db';
 import {
   ErrorCode,
+  ListPlantsQuerySchema,
   NewPlantSchema,
   PLANTS_PAGE_DEFAULT_LIMIT,
   PLANTS_PAGE_MAX_LIMIT,
+  PlantIdSchema,
   type StoredPlant,
 } from '@plant-store/schema';
 import * as v from 'valibot';
@@ -13,6 +15,7 @@ import {
   missingScopeMessage,
   REALM,
 } from '../middleware/bearer-auth.js';
+import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
 import { componentSchemas, listPlantsQuerySchemas, plantIdParameterSchema, plantListSchema } from './json-schemas.js';
 
 /** An OpenAPI 3.1 document: plain JSON data (ids in examples are bigints, written exactly). */
@@ -37,9 +40,9 @@ const EXAMPLE_PLANTS: StoredPlant[] = [
   { id: 5005n, name: 'Snake plant', tag: 'succulent' },
 ];
 
-/** The message the service really answers for an input, from the schema package itself. */
-function validationMessage(input: unknown): string {
-  const result = v.safeParse(NewPlantSchema, input, { abortEarly: true });
+/** The message the service really answers for an input: the schema package's own. */
+function validationMessage(schema: v.GenericSchema, input: unknown): string {
+  const result = v.safeParse(schema, input, { abortEarly: true });
   if (result.success) throw new Error('example input unexpectedly valid');
   return result.issues[0].message;
 }
@@ -48,8 +51,13 @@ function errorExample(code: ErrorCode, message: string, summary: string) {
   return { summary, value: { error: code, message } };
 }
 
-function errorContent(examples: Record<string, ReturnType<typeof errorExample>>) {
-  return { [JSON_TYPE]: { schema: ref('schemas/Error'), examples } };
+/**
+ * An Error body whose `error` is one of `codes`. The `$ref` sits beside the narrowing (allowed
+ * in OpenAPI 3.1 schemas): code generators see the plain Error, validators check the code.
+ */
+function errorContent(codes: readonly ErrorCode[], examples: Record<string, ReturnType<typeof errorExample>>) {
+  const schema = { $ref: '#/components/schemas/Error', properties: { error: { enum: codes } } };
+  return { [JSON_TYPE]: { schema, examples } };
 }
 
 /**
@@ -66,7 +74,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
   const unauthorized = {
     description: 'No bearer token, or one that is not valid (unknown or revoked). `error` is 401.',
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
-    content: errorContent({
+    content: errorContent([ErrorCode.NotAuthenticated], {
       missing: errorExample(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, 'No Authorization header'),
       invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
     }),
@@ -74,17 +82,19 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
   const forbidden = (scope: string) => ({
     description: `The token lacks the \`${scope}\` scope. \`error\` is 403.`,
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
-    content: errorContent({ scope: errorExample(ErrorCode.NotAllowed, missingScopeMessage(scope), 'Missing scope') }),
+    content: errorContent([ErrorCode.NotAllowed], {
+      scope: errorExample(ErrorCode.NotAllowed, missingScopeMessage(scope), 'Missing scope'),
+    }),
   });
   const notFound = {
     description: 'No plant has this id. `error` is 404.',
-    content: errorContent({
+    content: errorContent([ErrorCode.NotFound], {
       notFound: errorExample(ErrorCode.NotFound, `no plant with id ${EXAMPLE_PLANT.id}`, 'Unknown id'),
     }),
   };
   const invalidId = errorExample(
     ErrorCode.InvalidRequest,
-    'id must be an integer between -9223372036854775808 and 9223372036854775807',
+    validationMessage(PlantIdSchema, 'abc'),
     'Path id is not an int64',
   );
 
@@ -100,12 +110,12 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
         "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
         '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
-        '- **Other paths and methods:** an unknown path answers 404, a known path with another method 405 with an `Allow` header, both in the `Error` shape.',
+        '- **Other paths and methods:** an unknown path answers 404, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
         '- **Authentication:** `Authorization: Bearer <token>`; tokens carry the scopes `plants:read` and `plants:write`.',
       ].join('\n'),
-      license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/', description: 'This service' }],
+    // Relative to where this document is served: right behind a proxy that adds a path prefix.
+    servers: [{ url: '.', description: 'This service' }],
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'plants', description: 'The plants in the store' },
@@ -118,7 +128,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
           tags: ['plants'],
           summary: 'List plants',
           description: [
-            'Returns all plants from the system that the user has access to, in ascending `id` order, one page at a time.',
+            'Returns the plants in the store, in ascending `id` order, one page at a time.',
             'When more plants follow, the `Link` header carries the next page (`rel="next"`); walk the store by following it, or pass the last `id` of a page as `after`.',
             'Requires the `plants:read` scope.',
           ].join(' '),
@@ -132,15 +142,15 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
             },
             '400': {
               description: 'A query parameter is ill-formed or out of range, or given twice. `error` is 400.',
-              content: errorContent({
+              content: errorContent([ErrorCode.InvalidRequest], {
                 limit: errorExample(
                   ErrorCode.InvalidRequest,
-                  `limit must be an integer between 1 and ${PLANTS_PAGE_MAX_LIMIT}`,
+                  validationMessage(ListPlantsQuerySchema, { limit: PLANTS_PAGE_MAX_LIMIT + 1 }),
                   'limit out of range',
                 ),
                 after: errorExample(
                   ErrorCode.InvalidRequest,
-                  'after must be an integer between -9223372036854775808 and 9223372036854775807',
+                  validationMessage(ListPlantsQuerySchema, { after: 'abc' }),
                   'after is not an int64',
                 ),
               }),
@@ -184,29 +194,28 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
             },
             '400': {
               description: `The request failed because of what the client sent; \`error\` names why: 400 invalid body, 409 the id exists with other content, 413 body over ${bodyLimit}, 415 not \`application/json\` or not UTF-8.`,
-              content: errorContent({
-                invalid: errorExample(
-                  ErrorCode.InvalidRequest,
-                  validationMessage({ id: '1', name: 'Fern' }),
-                  'Invalid id',
-                ),
-                name: errorExample(ErrorCode.InvalidRequest, validationMessage({ id: 1, name: '' }), 'Invalid name'),
-                conflict: errorExample(
-                  ErrorCode.Conflict,
-                  new PlantConflictError(EXAMPLE_PLANT.id).message,
-                  'Same id, other content',
-                ),
-                tooLarge: errorExample(
-                  ErrorCode.BodyTooLarge,
-                  `request body is larger than the limit of ${bodyLimitBytes} bytes`,
-                  'Body too large',
-                ),
-                notJson: errorExample(
-                  ErrorCode.UnsupportedMediaType,
-                  'request body must be JSON sent as Content-Type: application/json',
-                  'Not JSON',
-                ),
-              }),
+              content: errorContent(
+                [ErrorCode.InvalidRequest, ErrorCode.Conflict, ErrorCode.BodyTooLarge, ErrorCode.UnsupportedMediaType],
+                {
+                  invalid: errorExample(
+                    ErrorCode.InvalidRequest,
+                    validationMessage(NewPlantSchema, { id: '1', name: 'Fern' }),
+                    'Invalid id',
+                  ),
+                  name: errorExample(
+                    ErrorCode.InvalidRequest,
+                    validationMessage(NewPlantSchema, { id: 1, name: '' }),
+                    'Invalid name',
+                  ),
+                  conflict: errorExample(
+                    ErrorCode.Conflict,
+                    new PlantConflictError(EXAMPLE_PLANT.id).message,
+                    'Same id, other content',
+                  ),
+                  tooLarge: errorExample(ErrorCode.BodyTooLarge, bodyTooLargeMessage(bodyLimitBytes), 'Body too large'),
+                  notJson: errorExample(ErrorCode.UnsupportedMediaType, NOT_JSON_MESSAGE, 'Not JSON'),
+                },
+              ),
             },
             '401': ref('responses/Unauthorized'),
             '403': forbidden('plants:write'),
@@ -232,7 +241,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
             },
             '400': {
               description: 'The path id is not an int64. `error` is 400.',
-              content: errorContent({ invalidId }),
+              content: errorContent([ErrorCode.InvalidRequest], { invalidId }),
             },
             '401': ref('responses/Unauthorized'),
             '403': forbidden('plants:read'),
@@ -252,7 +261,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
             '204': { description: 'Plant deleted' },
             '400': {
               description: 'The path id is not an int64. `error` is 400.',
-              content: errorContent({ invalidId }),
+              content: errorContent([ErrorCode.InvalidRequest], { invalidId }),
             },
             '401': ref('responses/Unauthorized'),
             '403': forbidden('plants:write'),
@@ -362,12 +371,14 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
         Unauthorized: unauthorized,
         InternalError: {
           description: 'An unexpected server-side fault. `error` is 500.',
-          content: errorContent({ internal: errorExample(ErrorCode.Internal, 'internal error', 'Internal error') }),
+          content: errorContent([ErrorCode.Internal], {
+            internal: errorExample(ErrorCode.Internal, 'internal error', 'Internal error'),
+          }),
         },
         DatabaseUnavailable: {
           description: 'The database is unavailable; retry after `Retry-After` seconds. `error` is 503.',
           headers: { 'Retry-After': ref('headers/Retry-After') },
-          content: errorContent({
+          content: errorContent([ErrorCode.DatabaseUnavailable], {
             unavailable: errorExample(
               ErrorCode.DatabaseUnavailable,
               'the database is unavailable; retry shortly',

@@ -95,6 +95,8 @@ describe.each(testEngines())('GET and DELETE /plants on %s', (engine) => {
       expect((await client.listPlants({ limit: 100 })).plants).toEqual(sorted);
       expect((await client.listPlants({ limit: 100, tag: 'aroi' })).plants).toEqual([]);
       expect((await client.listPlants({ limit: 100, tag: '' })).plants).toEqual([]);
+      const spelled = await request(service.url, '/plants?limit=100&tag=with+space+%26+%C3%BC%2F%3F', { token });
+      expect(spelled.body).toEqual(sorted.filter((plant) => plant.tag === 'with space & ü/?'));
     });
 
     it.each([
@@ -115,12 +117,16 @@ describe.each(testEngines())('GET and DELETE /plants on %s', (engine) => {
       [`tag=${'x'.repeat(256)}`, /^tag must be a string of at most 255 characters$/],
       ['tag=a%00b', /^tag must be valid Unicode text without NUL/],
       ['tag=a&tag=b', /^query parameter tag must be given at most once$/],
+      ['tag=a&tag', /^query parameter tag must be given at most once$/],
+      ['tag=%C0%AF', /^query parameter tag is not valid percent-encoded UTF-8$/],
+      ['tag=%E0%A4%A', /^query parameter tag is not valid percent-encoded UTF-8$/],
+      ['after=%', /^query parameter after is not valid percent-encoded UTF-8$/],
     ])('refuses %s with 400 in the Error shape', async (query, message) => {
       expectError(await request(service.url, `/plants?${query}`, { token }), 400, message);
     });
 
-    it('ignores query parameters it does not know', async () => {
-      const response = await request(service.url, '/plants?limit=2&colour=green', { token });
+    it('ignores query parameters it does not know, even badly encoded ones', async () => {
+      const response = await request(service.url, '/plants?limit=2&colour=green&%C0=%C0&&', { token });
       expect(response.body).toEqual(sorted.slice(0, 2));
     });
 

@@ -17,7 +17,7 @@ export interface PlantRoutesOptions {
 
 export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }: PlantRoutesOptions): void {
   router.get('/plants', bearerAuth(db.authenticateToken, 'plants:read'), async (ctx) => {
-    const { limit, tag, after } = readQueryParameters(ctx.query, ['limit', 'tag', 'after']);
+    const { limit, tag, after } = readQueryParameters(ctx.querystring, ['limit', 'tag', 'after']);
     const query = parseInput(ListPlantsQuerySchema, {
       ...(limit === undefined ? {} : { limit: readSmallInteger(limit) }),
       ...(tag === undefined ? {} : { tag }),

@@ -21,6 +21,8 @@ function contractFor(origin: string): Promise<ContractCheck> {
       if (!response.ok) throw new Error(`${origin}/openapi.json answered ${response.status}`);
       return loadContract(await response.json());
     })();
+    // A failed load is not kept: the next response from that origin tries again.
+    contract.catch(() => contracts.delete(origin));
     contracts.set(origin, contract);
   }
   return contract;

@@ -1,7 +1,8 @@
 // Swagger UI on this service's own OpenAPI document. It is a file, not an inline script, so that
 // the page's Content-Security-Policy can refuse every inline script.
 window.ui = window.SwaggerUIBundle({
-  url: '/openapi.json',
+  // Relative to the page (/docs): right behind a proxy that adds a path prefix.
+  url: 'openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   displayRequestDuration: true,
