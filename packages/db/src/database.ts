@@ -8,14 +8,17 @@ import { lockDataDir } from './data-dir-lock.js';
 import type { DataDirLockedError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
-import { type CreatePlantResult, createPlant } from './plants/create-plant.js';
+import { type ObserveDatabaseCall, observed } from './observe.js';
+import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
 import { findPlant } from './plants/find-plant.js';
 import { listPlants, type PlantPage } from './plants/list-plants.js';
+import { createPlantWriter } from './plants/plant-writer.js';
 import { translateError } from './prisma-errors.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
 import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
+import { createTokenCache } from './tokens/token-cache.js';
 import type { TokenRecord } from './tokens/token-record.js';
 
 /** The embedded database's default folder: `<repository>/.data` (from `src/` and `dist/` alike). */
@@ -32,6 +35,8 @@ export interface DatabaseOptions {
   readonly lockWaitMs?: number;
   /** Called if the embedded data folder's lock is lost while open (see lockDataDir). */
   readonly onLockLost?: (error: DataDirLockedError) => void;
+  /** Called after every repository call with its duration (for metrics). */
+  readonly observe?: ObserveDatabaseCall;
 }
 
 export type DatabaseEngine = 'postgres' | 'pglite';
@@ -59,14 +64,17 @@ export interface Database {
 
 /** Opens the configured database and applies pending migrations. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.poolSize ?? 16) : openPGlite(options);
+  const opened = options.url ? await openPostgres(options.url, options.poolSize ?? 16) : await openPGlite(options);
+  return observeCalls(opened, options.observe);
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
   const adapter = new PrismaPg({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   const prisma = new PrismaClient({ adapter });
-  return createDatabase('postgres', prisma, applied, () => prisma.$disconnect());
+  // Half the pool for group-commit statements leaves connections for reads and token lookups.
+  const writeBatches = Math.max(1, Math.floor(poolSize / 2));
+  return createDatabase('postgres', prisma, applied, writeBatches, () => prisma.$disconnect());
 }
 
 async function openPGlite(options: DatabaseOptions): Promise<Database> {
@@ -81,7 +89,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     const { applied } = await applyMigrations({ kind: 'pglite', client: pglite });
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
-    return createDatabase('pglite', prisma, applied, async () => {
+    return createDatabase('pglite', prisma, applied, PGLITE_WRITE_BATCHES, async () => {
       await prisma.$disconnect();
       await client.close();
       await release();
@@ -93,24 +101,49 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   }
 }
 
+/** PGlite runs one statement at a time: more batches in flight would only queue. */
+const PGLITE_WRITE_BATCHES = 1;
+/** Most creates one group-commit statement writes. */
+const MAX_WRITE_BATCH = 256;
+/** How long a token lookup is reused: a revocation elsewhere takes effect within this. */
+const TOKEN_CACHE_TTL_MS = 5_000;
+const TOKEN_CACHE_MAX_ENTRIES = 10_000;
+
 function createDatabase(
   engine: DatabaseEngine,
   prisma: PrismaClient,
   appliedMigrations: readonly string[],
+  maxConcurrentWriteBatches: number,
   closeConnections: () => Promise<void>,
 ): Database {
   let closing: Promise<void> | undefined;
+  const writer = createPlantWriter(prisma, {
+    maxBatchSize: MAX_WRITE_BATCH,
+    maxConcurrentBatches: maxConcurrentWriteBatches,
+  });
+  const tokens = createTokenCache((token) => authenticateToken(prisma, token), {
+    ttlMs: TOKEN_CACHE_TTL_MS,
+    maxEntries: TOKEN_CACHE_MAX_ENTRIES,
+  });
   return {
     engine,
     appliedMigrations,
-    createPlant: (plant) => createPlant(prisma, plant),
+    createPlant: (plant) => writer.create(plant),
     findPlant: (id) => findPlant(prisma, id),
     listPlants: (query) => listPlants(prisma, query),
     deletePlant: (id) => deletePlant(prisma, id),
-    issueToken: (options) => issueToken(prisma, options),
-    authenticateToken: (token) => authenticateToken(prisma, token),
+    async issueToken(options) {
+      const issued = await issueToken(prisma, options);
+      tokens.clear();
+      return issued;
+    },
+    authenticateToken: (token) => tokens.authenticate(token),
     listTokens: () => listTokens(prisma),
-    revokeToken: (name) => revokeToken(prisma, name),
+    async revokeToken(name) {
+      const revoked = await revokeToken(prisma, name);
+      tokens.clear();
+      return revoked;
+    },
     countTokens: () => countTokens(prisma),
     async ping() {
       try {
@@ -123,5 +156,19 @@ function createDatabase(
       closing ??= closeConnections();
       return closing;
     },
+  };
+}
+
+/** The same database, each data call timed for `observe`. */
+function observeCalls(db: Database, observe: ObserveDatabaseCall | undefined): Database {
+  if (!observe) return db;
+  return {
+    ...db,
+    createPlant: observed('createPlant', observe, db.createPlant),
+    findPlant: observed('findPlant', observe, db.findPlant),
+    listPlants: observed('listPlants', observe, db.listPlants),
+    deletePlant: observed('deletePlant', observe, db.deletePlant),
+    authenticateToken: observed('authenticateToken', observe, db.authenticateToken),
+    ping: observed('ping', observe, db.ping),
   };
 }

@@ -13,6 +13,7 @@ export {
   TokenNotFoundError,
 } from './errors.js';
 export { applyMigrations, type MigrationResult, type MigrationTarget } from './migrate.js';
+export type { DatabaseCall, ObserveDatabaseCall } from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';

@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { NewPlant } from '@plant-store/schema';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlantConflictError } from '../errors.js';
+import { PrismaClient } from '../generated/prisma/client.js';
+import { applyMigrations } from '../migrate.js';
+import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createPlantWriter, type PlantWriter } from './plant-writer.js';
+
+/** A client as database.ts builds it, counting the INSERT statements it sends. */
+function countingClient(adapter: PrismaPg | PrismaPGlite, inserts: { count: number }): PrismaClient {
+  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  prisma.$on('query', (event) => {
+    if (/^\s*INSERT/i.test(event.query)) inserts.count++;
+  });
+  return prisma;
+}
+
+async function openClient(engine: string, storage: TestStorage, inserts: { count: number }) {
+  if (engine === 'postgres') {
+    const url = storage.databaseUrl ?? '';
+    await applyMigrations({ kind: 'postgres', connectionString: url });
+    const prisma = countingClient(new PrismaPg({ connectionString: url, max: 8 }), inserts);
+    return { prisma, close: () => prisma.$disconnect() };
+  }
+  const pglite = await PGlite.create(join(storage.dataDir, 'pgdata'));
+  await applyMigrations({ kind: 'pglite', client: pglite });
+  const prisma = countingClient(new PrismaPGlite(pglite), inserts);
+  return {
+    prisma,
+    async close() {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}
+
+describe.each(testEngines())('group commit on %s', (engine) => {
+  let storage: TestStorage;
+  let client: Awaited<ReturnType<typeof openClient>>;
+  let writer: PlantWriter;
+  const inserts = { count: 0 };
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    client = await openClient(engine, storage, inserts);
+    writer = createPlantWriter(client.prisma, { maxBatchSize: 64, maxConcurrentBatches: 2 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await storage?.dispose();
+  });
+
+  it('writes a lone create at once, as one statement', async () => {
+    inserts.count = 0;
+    expect(await writer.create({ id: 1n, name: 'Alone' })).toEqual({ plant: { id: 1n, name: 'Alone' }, created: true });
+    expect(inserts.count).toBe(1);
+  });
+
+  it('writes 500 concurrent creates in far fewer statements, each answered and stored exactly', async () => {
+    inserts.count = 0;
+    const plants: NewPlant[] = Array.from({ length: 500 }, (_, index) => ({
+      id: 2n ** 53n + BigInt(index),
+      name: `batch ${index}`,
+      ...(index % 3 === 0 ? { tag: 'batched' } : {}),
+    }));
+    const results = await Promise.all(plants.map((plant) => writer.create(plant)));
+    expect(results).toEqual(plants.map((plant) => ({ plant, created: true })));
+    expect(inserts.count).toBeGreaterThanOrEqual(Math.ceil(500 / 64));
+    expect(inserts.count).toBeLessThan(50);
+    const stored = await client.prisma.plant.findMany({
+      where: { id: { gte: 2n ** 53n } },
+      orderBy: { id: 'asc' },
+      select: { id: true, name: true, tag: true },
+    });
+    expect(stored).toEqual(plants.map((plant) => ({ ...plant, tag: plant.tag ?? null })));
+  });
+
+  it('answers replays, conflicts and repeated ids inside one batch exactly as single creates would', async () => {
+    await writer.create({ id: 10n, name: 'Stored' });
+    const burst: NewPlant[] = [
+      { id: 10n, name: 'Stored' }, // replay of a stored plant
+      { id: 10n, name: 'Other' }, // conflict with a stored plant
+      { id: 11n, name: 'Twin' }, // new ...
+      { id: 11n, name: 'Twin' }, // ... and its identical twin in the same batch: a replay
+      { id: 12n, name: 'First' }, // new ...
+      { id: 12n, name: 'Second' }, // ... and a differing create of it in the same batch
+      { id: 13n, name: 'Plain' },
+    ];
+    const results = await Promise.allSettled(burst.map((plant) => writer.create(plant)));
+    const outcome = results.map((result) =>
+      result.status === 'fulfilled'
+        ? result.value.created
+          ? 'created'
+          : 'replay'
+        : result.reason instanceof PlantConflictError
+          ? 'conflict'
+          : String(result.reason),
+    );
+    expect(outcome[0]).toBe('replay');
+    expect(outcome[1]).toBe('conflict');
+    expect([outcome[2], outcome[3]].sort()).toEqual(['created', 'replay']);
+    expect([outcome[4], outcome[5]].sort()).toEqual(['conflict', 'created']);
+    expect(outcome[6]).toBe('created');
+    const twelve = await client.prisma.plant.findUnique({ where: { id: 12n }, select: { name: true } });
+    expect(burst.findIndex((plant, index) => plant.id === 12n && outcome[index] === 'created')).toBe(
+      burst.findIndex((plant) => plant.id === 12n && plant.name === twelve?.name),
+    );
+  });
+
+  it('fails only the create at fault when one row breaks the statement', async () => {
+    const tooLong = { id: 20n, name: 'x'.repeat(300) }; // past varchar(255): only schema validation stops it
+    const results = await Promise.allSettled([
+      writer.create({ id: 21n, name: 'Fine' }),
+      writer.create(tooLong),
+      writer.create({ id: 22n, name: 'Also fine' }),
+      writer.create({ id: 23n, name: 'Fine too' }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(await client.prisma.plant.count({ where: { id: { in: [20n, 21n, 22n, 23n] } } })).toBe(3);
+  });
+});

@@ -1,0 +1,130 @@
+import type { NewPlant } from '@plant-store/schema';
+import { PlantConflictError } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUnavailable, translateError } from '../prisma-errors.js';
+import { type CreatePlantResult, createPlant } from './create-plant.js';
+import { hasSameContent, type PlantRow, toStoredPlant } from './plant-record.js';
+
+export interface PlantWriterOptions {
+  /** Most creates written by one statement. */
+  readonly maxBatchSize: number;
+  /** Most statements in flight at once (at most the connection pool's size). */
+  readonly maxConcurrentBatches: number;
+}
+
+interface PendingCreate {
+  readonly plant: NewPlant;
+  readonly resolve: (result: CreatePlantResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export interface PlantWriter {
+  create(plant: NewPlant): Promise<CreatePlantResult>;
+}
+
+/**
+ * Group commit: creates that arrive while statements are in flight wait, and go together as
+ * one multi-row `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id`, a single statement and
+ * so a single transaction and a single commit (one WAL flush) for all of them. A lone create is
+ * written at once. Every caller is still answered exactly as createPlant answers: `created`
+ * for the row it inserted; a replay or a PlantConflictError when its id was already stored,
+ * judged against the committed row, including a row written earlier in the same batch.
+ * Nothing resolves before its statement has committed.
+ */
+export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOptions): PlantWriter {
+  const queue: PendingCreate[] = [];
+  let inFlight = 0;
+
+  function pump(): void {
+    while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
+      const batch = queue.splice(0, options.maxBatchSize);
+      inFlight++;
+      void writeBatch(prisma, batch).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  }
+
+  return {
+    create(plant) {
+      return new Promise((resolve, reject) => {
+        queue.push({ plant, resolve, reject });
+        pump();
+      });
+    },
+  };
+}
+
+/** Writes one batch and settles each of its creates; never throws. */
+async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<void> {
+  if (batch.length === 1) {
+    const [only] = batch as [PendingCreate];
+    await createPlant(prisma, only.plant).then(only.resolve, only.reject);
+    return;
+  }
+  let insertedIds: Set<bigint>;
+  try {
+    const inserted = await prisma.plant.createManyAndReturn({
+      data: batch.map(({ plant }) => ({ id: plant.id, name: plant.name, tag: plant.tag ?? null })),
+      skipDuplicates: true,
+      select: { id: true },
+    });
+    insertedIds = new Set(inserted.map((row) => row.id));
+  } catch (error) {
+    if (isUnavailable(error)) {
+      const unavailable = translateError(error);
+      for (const pending of batch) pending.reject(unavailable);
+      return;
+    }
+    // Something in one row failed the whole statement: write each on its own, so that only
+    // the create at fault fails.
+    await Promise.all(batch.map((pending) => createPlant(prisma, pending.plant).then(pending.resolve, pending.reject)));
+    return;
+  }
+
+  // A create whose id is alone in the batch and came back inserted it. Every other create (its
+  // id was stored already, or came more than once in this batch) is judged by the committed row.
+  const occurrences = new Map<bigint, number>();
+  for (const { plant } of batch) occurrences.set(plant.id, (occurrences.get(plant.id) ?? 0) + 1);
+  const others: PendingCreate[] = [];
+  for (const pending of batch) {
+    const { id } = pending.plant;
+    if (insertedIds.has(id) && occurrences.get(id) === 1) {
+      pending.resolve({ plant: toStoredPlant(rowOf(pending.plant)), created: true });
+    } else {
+      others.push(pending);
+    }
+  }
+  if (others.length === 0) return;
+  let stored: Map<bigint, PlantRow>;
+  try {
+    const rows = await prisma.plant.findMany({
+      where: { id: { in: [...new Set(others.map(({ plant }) => plant.id))] } },
+      select: { id: true, name: true, tag: true },
+    });
+    stored = new Map(rows.map((row) => [row.id, row]));
+  } catch (error) {
+    const failure = translateError(error);
+    for (const pending of others) pending.reject(failure);
+    return;
+  }
+  await Promise.all(
+    others.map(async (pending) => {
+      const row = stored.get(pending.plant.id);
+      if (row === undefined) {
+        // Deleted between our insert and our read: start over on its own.
+        await createPlant(prisma, pending.plant).then(pending.resolve, pending.reject);
+      } else if (hasSameContent(row, pending.plant)) {
+        // Of several same-content creates of an id this batch inserted, the first made it.
+        pending.resolve({ plant: toStoredPlant(row), created: insertedIds.delete(pending.plant.id) });
+      } else {
+        pending.reject(new PlantConflictError(pending.plant.id));
+      }
+    }),
+  );
+}
+
+function rowOf(plant: NewPlant): PlantRow {
+  return { id: plant.id, name: plant.name, tag: plant.tag ?? null };
+}

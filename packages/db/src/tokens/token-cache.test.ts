@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createTokenCache } from './token-cache.js';
+import type { TokenRecord } from './token-record.js';
+
+const record: TokenRecord = {
+  id: '00000000-0000-0000-0000-000000000001',
+  name: 'cached',
+  scopes: ['plants:read'],
+  createdAt: new Date(0),
+  revokedAt: null,
+};
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createTokenCache', () => {
+  it('looks a token up once per TTL, and shares one lookup between concurrent requests', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const lookUp = vi.fn(async (token: string) => (token === 'pst_known' ? record : null));
+    const cache = createTokenCache(lookUp, { ttlMs: 1_000, maxEntries: 10 });
+    const answers = await Promise.all([cache.authenticate('pst_known'), cache.authenticate('pst_known')]);
+    expect(answers).toEqual([record, record]);
+    expect(await cache.authenticate('pst_unknown')).toBeNull();
+    expect(await cache.authenticate('pst_unknown')).toBeNull();
+    expect(lookUp).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(1_001);
+    expect(await cache.authenticate('pst_known')).toEqual(record);
+    expect(lookUp).toHaveBeenCalledTimes(3);
+  });
+
+  it('does not remember failures', async () => {
+    const lookUp = vi.fn().mockRejectedValueOnce(new Error('database down')).mockResolvedValue(record);
+    const cache = createTokenCache(lookUp, { ttlMs: 60_000, maxEntries: 10 });
+    await expect(cache.authenticate('pst_known')).rejects.toThrow('database down');
+    expect(await cache.authenticate('pst_known')).toEqual(record);
+    expect(lookUp).toHaveBeenCalledTimes(2);
+  });
+
+  it('forgets everything on clear, and the oldest answer beyond maxEntries', async () => {
+    const lookUp = vi.fn(async () => record);
+    const cache = createTokenCache(lookUp, { ttlMs: 60_000, maxEntries: 2 });
+    await cache.authenticate('pst_a');
+    await cache.authenticate('pst_b');
+    await cache.authenticate('pst_c'); // pst_a is dropped
+    await cache.authenticate('pst_b');
+    expect(lookUp).toHaveBeenCalledTimes(3);
+    await cache.authenticate('pst_a');
+    expect(lookUp).toHaveBeenCalledTimes(4);
+    cache.clear();
+    await cache.authenticate('pst_b');
+    expect(lookUp).toHaveBeenCalledTimes(5);
+  });
+
+  it('looks up every time with a TTL of 0', async () => {
+    const lookUp = vi.fn(async () => record);
+    const cache = createTokenCache(lookUp, { ttlMs: 0, maxEntries: 10 });
+    await cache.authenticate('pst_a');
+    await cache.authenticate('pst_a');
+    expect(lookUp).toHaveBeenCalledTimes(2);
+  });
+});
