@@ -1,11 +1,15 @@
 import Router from '@koa/router';
 import type { Database } from '@plant-store/db';
 import Koa from 'koa';
-import type { AppState } from './http/app-state.js';
+import type { AppContext, AppState } from './http/app-state.js';
+import type { Logger } from './logger.js';
+import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { handleErrors } from './middleware/handle-errors.js';
+import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { addDocsRoutes } from './routes/docs.js';
 import { addHealthRoutes } from './routes/health.js';
+import { addMetricsRoute } from './routes/metrics.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { addPlantRoutes } from './routes/plants.js';
 
@@ -15,17 +19,38 @@ export interface AppDependencies {
     'createPlant' | 'findPlant' | 'listPlants' | 'deletePlant' | 'authenticateToken' | 'ping'
   >;
   readonly bodyLimitBytes: number;
+  /** Access lines and request errors (500s) go here. Absent: no access lines (unit tests). */
+  readonly log?: Logger;
+  /** Requests are counted and timed here. Absent: they are not. */
+  readonly metrics?: ServiceMetrics;
+  /** Serve these metrics at `GET /metrics` on this app (default true; false when another listener serves them). */
+  readonly serveMetrics?: boolean;
 }
 
 /** The HTTP application, wired to its dependencies. Does no I/O of its own. */
 export function createApp(deps: AppDependencies): Koa<AppState> {
+  const { log, metrics } = deps;
+  const metricsRegistry = deps.serveMetrics === false ? undefined : metrics?.registry;
   const app = new Koa<AppState>();
   const router = new Router<AppState>();
   addHealthRoutes(router, deps);
   addPlantRoutes(router, deps);
-  addOpenApiRoute(router, createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes }));
+  addOpenApiRoute(
+    router,
+    createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),
+  );
   addDocsRoutes(router);
+  if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 
+  if (log) {
+    app.on('error', (error: unknown, ctx?: AppContext) => {
+      log.error(
+        { err: error, requestId: ctx?.state.requestId, method: ctx?.method, route: ctx && routeOf(ctx) },
+        'request failed',
+      );
+    });
+  }
+  app.use(observeRequests({ log, metrics }));
   app.use(handleErrors());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,5 +1,6 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
 import * as v from 'valibot';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
 
 function integerVariable(name: string, min: number, max: number) {
   const message = `${name} must be an integer from ${min} to ${max}`;
@@ -26,6 +27,19 @@ const EnvSchema = v.object({
   DATABASE_POOL_SIZE: v.optional(integerVariable('DATABASE_POOL_SIZE', 1, 1000), '16'),
   SHUTDOWN_TIMEOUT_MS: v.optional(integerVariable('SHUTDOWN_TIMEOUT_MS', 0, 600_000), '10000'),
   NODE_ENV: v.optional(v.string(), 'development'),
+  LOG_LEVEL: v.optional(
+    v.pipe(v.string(), v.toLowerCase(), v.picklist(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)),
+    'info',
+  ),
+  METRICS_ENABLED: v.optional(
+    v.pipe(
+      v.string(),
+      v.picklist(['true', 'false'], 'METRICS_ENABLED must be true or false'),
+      v.transform((value) => value === 'true'),
+    ),
+    'true',
+  ),
+  METRICS_PORT: v.optional(integerVariable('METRICS_PORT', 0, 65535)),
 });
 
 export interface Config {
@@ -38,6 +52,12 @@ export interface Config {
   readonly databasePoolSize: number;
   readonly shutdownTimeoutMs: number;
   readonly production: boolean;
+  readonly logLevel: LogLevel;
+  /**
+   * Where `GET /metrics` is served: `'app'` on the API's own port (METRICS_PORT unset),
+   * `{ port }` on a listener of its own (same HOST), `'off'` nowhere, and nothing is measured.
+   */
+  readonly metrics: 'off' | 'app' | { readonly port: number };
 }
 
 export class ConfigError extends Error {
@@ -54,6 +74,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   const parsed = result.output;
+  if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === parsed.PORT) {
+    throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
+  }
   return {
     port: parsed.PORT,
     host: parsed.HOST,
@@ -63,5 +86,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: parsed.DATABASE_POOL_SIZE,
     shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
     production: parsed.NODE_ENV === 'production',
+    logLevel: parsed.LOG_LEVEL,
+    metrics: !parsed.METRICS_ENABLED
+      ? 'off'
+      : parsed.METRICS_PORT === undefined
+        ? 'app'
+        : { port: parsed.METRICS_PORT },
   };
 }

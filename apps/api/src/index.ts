@@ -1,29 +1,31 @@
 import { DataDirLockedError } from '@plant-store/db';
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger, describeError } from './logger.js';
+import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
+// At `info` until the configuration is read, so that a bad configuration is still reported.
 const log = createLogger();
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  log.level = config.logLevel;
   const starting = startServer(config, {
     log,
     onDataDirLockLost: (error) => {
       // Another process has taken the data folder: writing on could corrupt it. Stop at once.
-      log.error(error.message);
+      log.fatal(error.message);
       process.exit(1);
     },
   });
   // Installed before the server is up, so a signal during start-up also shuts down cleanly.
   const stop = (signal: string) => {
-    log.info('signal received', { signal });
+    log.info({ signal }, 'signal received');
     starting
       .then((server) => server.close())
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          log.error('shutdown failed', describeError(error));
+          log.error({ err: error }, 'shutdown failed');
           process.exit(1);
         },
       );
@@ -38,7 +40,7 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof DataDirLockedError) {
     log.error(error.message);
   } else {
-    log.error('failed to start', describeError(error));
+    log.error({ err: error }, 'failed to start');
   }
   process.exit(1);
 });

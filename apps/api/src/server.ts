@@ -6,11 +6,16 @@ import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
-import { describeError, type Logger } from './logger.js';
+import type { Logger } from './logger.js';
+import { createMetricsServer } from './metrics/metrics-server.js';
+import { createServiceMetrics } from './metrics/service-metrics.js';
+import { METRICS_PATH } from './routes/metrics.js';
 
 export interface RunningServer {
   /** `http://host:port` as bound (the real port when PORT=0). */
   readonly url: string;
+  /** Where the Prometheus metrics are served (on `url` or their own port); undefined when off. */
+  readonly metricsUrl: string | undefined;
   readonly db: Database;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes the database. */
   close(): Promise<void>;
@@ -27,32 +32,46 @@ export interface StartOptions {
 /** Opens the database (applying migrations), then listens. */
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const { log } = options;
+  const metrics = config.metrics === 'off' ? undefined : createServiceMetrics();
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
+    ...(metrics ? { observe: metrics.observeDatabaseCall } : {}),
   });
-  if (db.appliedMigrations.length > 0) log.info('applied migrations', { migrations: db.appliedMigrations });
+  if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
-  const app = createApp({ db, bodyLimitBytes: config.bodyLimitBytes });
-  app.on('error', (error: unknown) => log.error('request failed', describeError(error)));
+  const app = createApp({
+    db,
+    bodyLimitBytes: config.bodyLimitBytes,
+    log,
+    ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
+  });
   const server = createServer(app.callback());
   server.on('clientError', answerClientError);
+  const metricsServer =
+    metrics && typeof config.metrics === 'object' ? createMetricsServer(metrics.registry, log) : undefined;
   let url: string;
+  let metricsUrl: string | undefined;
   try {
-    await listen(server, config.port, config.host);
-    const { port } = server.address() as AddressInfo;
-    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    log.info('listening', { url, database: db.engine });
+    url = await listen(server, config.port, config.host);
+    if (metricsServer && typeof config.metrics === 'object') {
+      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.host)}${METRICS_PATH}`;
+    } else if (metrics) {
+      metricsUrl = `${url}${METRICS_PATH}`;
+    }
+    log.info({ url, database: db.engine, metrics: metricsUrl ?? 'off' }, 'listening');
     await issueFirstRunToken(db, {
       production: config.production,
       baseUrl: url,
       print: options.print ?? ((text) => process.stdout.write(text)),
     });
   } catch (error) {
-    server.close();
-    server.closeAllConnections();
+    for (const listener of [server, metricsServer]) {
+      listener?.close();
+      listener?.closeAllConnections();
+    }
     await db.close();
     throw error;
   }
@@ -60,20 +79,23 @@ export async function startServer(config: Config, options: StartOptions): Promis
   let closing: Promise<void> | undefined;
   return {
     url,
+    metricsUrl,
     db,
     close() {
-      closing ??= shutDown(server, db, config.shutdownTimeoutMs, log);
+      closing ??= shutDown(server, metricsServer, db, config.shutdownTimeoutMs, log);
       return closing;
     },
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+/** Listens; resolves with `http://host:port` as bound (the real port when `port` is 0). */
+function listen(server: Server, port: number, host: string): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
-      resolve();
+      const bound = (server.address() as AddressInfo).port;
+      resolve(`http://${host.includes(':') ? `[${host}]` : host}:${bound}`);
     });
   });
 }
@@ -96,14 +118,23 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
-async function shutDown(server: Server, db: Database, timeoutMs: number, log: Logger): Promise<void> {
+async function shutDown(
+  server: Server,
+  metricsServer: Server | undefined,
+  db: Database,
+  timeoutMs: number,
+  log: Logger,
+): Promise<void> {
   log.info('shutting down');
+  // A scrape is short and can be retried: the metrics listener just goes.
+  metricsServer?.close();
+  metricsServer?.closeAllConnections();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
   const sweep = setInterval(() => server.closeIdleConnections(), 100);
   const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout').unref());
   if ((await Promise.race([closed, deadline])) === 'timeout') {
-    log.error('shutdown timeout: closing connections with requests still in flight', { timeoutMs });
+    log.error({ timeoutMs }, 'shutdown timeout: closing connections with requests still in flight');
     server.closeAllConnections();
     await closed;
   }

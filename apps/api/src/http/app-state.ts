@@ -3,6 +3,8 @@ import type { DefaultContext, ParameterizedContext } from 'koa';
 
 /** Per-request data, set by middleware. */
 export interface AppState {
+  /** This request's id, echoed in X-Request-Id and in its log lines (set by observeRequests). */
+  requestId?: string;
   /** The authenticated bearer token (set by bearerAuth). */
   token?: TokenRecord;
   /**

@@ -110,6 +110,7 @@ describe('the OpenAPI document', () => {
       'DELETE /plants/{id}',
       'GET /docs',
       'GET /healthz',
+      'GET /metrics',
       'GET /openapi.json',
       'GET /plants',
       'GET /plants/{id}',

@@ -24,6 +24,8 @@ export type OpenApiDocument = Record<string, unknown>;
 export interface OpenApiDocumentOptions {
   /** The request body limit the service enforces, in bytes. */
   readonly bodyLimitBytes: number;
+  /** Whether this port serves `GET /metrics` (default true). */
+  readonly metrics?: boolean;
 }
 
 const JSON_TYPE = 'application/json';
@@ -67,7 +69,7 @@ function errorContent(codes: readonly ErrorCode[], examples: Record<string, Retu
  * Compatible with the upstream "OpenAPI Plant Store" sample (1.0.0): the same paths, methods,
  * parameters and shapes; `Plant` responses also carry their `id`, which `Plant` allows.
  */
-export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions): OpenApiDocument {
+export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenApiDocumentOptions): OpenApiDocument {
   const query = listPlantsQuerySchemas();
   const bodyLimit = `${bodyLimitBytes} bytes`;
 
@@ -112,6 +114,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
         '- **Other paths and methods:** an unknown path answers 404, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
         '- **Authentication:** `Authorization: Bearer <token>`; tokens carry the scopes `plants:read` and `plants:write`.',
+        "- **Request ids:** every response carries `X-Request-Id`: the one the request sent, when it is 1-128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Quote it when reporting a problem; it is in the service's logs.",
       ].join('\n'),
     },
     // Relative to where this document is served: right behind a proxy that adds a path prefix.
@@ -314,6 +317,7 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
           responses: { '200': statusResponse('ready'), '503': ref('responses/DatabaseUnavailable') },
         },
       },
+      ...(metrics ? { '/metrics': metricsPathItem() } : {}),
     },
     components: {
       schemas: componentSchemas(),
@@ -393,6 +397,25 @@ export function createOpenApiDocument({ bodyLimitBytes }: OpenApiDocumentOptions
           scheme: 'bearer',
           description:
             'An opaque token (`pst_...`) issued with `pnpm run token create`. Scopes: `plants:read` (list and fetch), `plants:write` (create and delete).',
+        },
+      },
+    },
+  };
+}
+
+function metricsPathItem() {
+  return {
+    get: {
+      operationId: 'getMetrics',
+      tags: ['service'],
+      summary: 'Prometheus metrics',
+      description:
+        'Request counts and durations by method, route pattern and status; database call durations by operation and outcome; process metrics. Operational figures only: no token, id or plant data.',
+      security: [],
+      responses: {
+        '200': {
+          description: 'The Prometheus text exposition format, version 0.0.4',
+          content: { 'text/plain': { schema: { type: 'string' } } },
         },
       },
     },

@@ -8,7 +8,7 @@ import { checkedFetch } from './checked-fetch.js';
 export interface TestService extends RunningServer {
   /** Everything the service printed on stdout (the first-run token banner). */
   readonly printed: string[];
-  /** Structured log lines it wrote. */
+  /** Structured log lines it wrote (JSON, each ending in a newline), at the configured LOG_LEVEL. */
   readonly logs: string[];
 }
 
@@ -25,7 +25,7 @@ export async function startTestService(storage: TestStorage, env: Record<string,
     ...env,
   });
   const server = await startServer(config, {
-    log: createLogger((line) => logs.push(line)),
+    log: createLogger({ level: config.logLevel, destination: { write: (line) => logs.push(line) } }),
     print: (text) => printed.push(text),
   });
   return Object.assign(server, { printed, logs });

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, LOG_LEVELS, type LogLevel, serializeError } from './logger.js';
+
+function capture(level: LogLevel) {
+  const lines: string[] = [];
+  const log = createLogger({ level, destination: { write: (line) => lines.push(line) } });
+  return { log, lines, entries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+describe('createLogger', () => {
+  it('writes one JSON object a line: level label, ISO time, message, fields', () => {
+    const { log, lines, entries } = capture('info');
+    log.info({ url: 'http://127.0.0.1:1' }, 'listening');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.endsWith('}\n')).toBe(true);
+    const [entry] = entries();
+    expect(entry).toMatchObject({ level: 'info', message: 'listening', url: 'http://127.0.0.1:1', pid: process.pid });
+    expect(entry?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it.each(LOG_LEVELS)('at level %s writes that level and those above only', (level) => {
+    const { log, entries } = capture(level);
+    const order = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+    for (const name of order) log[name](name);
+    const expected = level === 'silent' ? [] : order.slice(order.indexOf(level));
+    expect(entries().map((entry) => entry.level)).toEqual(expected);
+  });
+
+  it('censors authorization headers, tokens and bodies should a call site ever pass them', () => {
+    const { log, lines } = capture('trace');
+    const secrets = {
+      authorization: 'Bearer pst_one',
+      Authorization: 'Bearer pst_two',
+      token: 'pst_three',
+      body: '{"name":"body-one"}',
+      headers: { authorization: 'Bearer pst_four', cookie: 'session=five', accept: 'application/json' },
+      req: { headers: { authorization: 'Bearer pst_six' }, body: { name: 'body-two' } },
+      request: { headers: { authorization: 'Bearer pst_seven' }, body: 'body-three' },
+    };
+    log.trace(secrets, 'careless');
+    const text = lines.join('');
+    for (const secret of ['pst_', 'Bearer', 'session=five', 'body-one', 'body-two', 'body-three']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).toContain('[redacted]');
+    expect(text).toContain('"accept":"application/json"');
+  });
+});
+
+describe('serializeError', () => {
+  it('keeps type, message, stack, code and causes, and nothing else an error carries', () => {
+    const cause = Object.assign(new RangeError('inner'), { code: 'E_INNER' });
+    const error = Object.assign(new Error('outer', { cause }), {
+      request: { headers: { authorization: 'Bearer pst_leak' } },
+      body: 'leak',
+    });
+    const serialized = serializeError(error);
+    expect(Object.keys(serialized).sort()).toEqual(['cause', 'message', 'stack', 'type']);
+    expect(serialized).toMatchObject({
+      type: 'Error',
+      message: 'outer',
+      cause: { type: 'RangeError', code: 'E_INNER' },
+    });
+    expect(JSON.stringify(serialized)).not.toContain('leak');
+    expect(serializeError('plain')).toEqual({ type: 'string', message: 'plain' });
+  });
+
+  it('stops following causes after a few levels (a cycle ends)', () => {
+    const error = new Error('loop');
+    (error as { cause?: unknown }).cause = error;
+    expect(JSON.stringify(serializeError(error)).match(/"loop"/g)).toHaveLength(4);
+  });
+
+  it('is what pino writes under err', () => {
+    const { log, entries } = capture('error');
+    log.error({ err: new TypeError('bad') }, 'failed');
+    expect(entries()[0]).toMatchObject({ message: 'failed', err: { type: 'TypeError', message: 'bad' } });
+  });
+});

@@ -1,0 +1,75 @@
+import type { ObserveDatabaseCall } from '@plant-store/db';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/**
+ * Bucket bounds in seconds, for a service whose requests and queries take about 1-50 ms: fine
+ * below 100 ms, coarse above, so that a slow tail still shows.
+ */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** The `method` label: these, else `other`, so that label values stay a fixed set. */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export function methodLabel(method: string): string {
+  return METHODS.has(method) ? method : 'other';
+}
+
+/** The `route` label of a request no route served (unknown path or method). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export interface FinishedRequest {
+  readonly method: string;
+  /** The router's pattern (`/plants/:id`) or UNMATCHED_ROUTE; never the raw path. */
+  readonly route: string;
+  readonly status: number;
+  readonly durationSeconds: number;
+}
+
+/**
+ * The service's Prometheus metrics, on a registry of its own (not prom-client's global one): two
+ * apps in one process (tests) keep separate counts. Every label has a bounded set of values;
+ * none carries a token, a path id or anything else a client chose.
+ */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  observeRequest(request: FinishedRequest): void;
+  /** For `openDatabase({ observe })`: repository call durations. */
+  readonly observeDatabaseCall: ObserveDatabaseCall;
+}
+
+export function createServiceMetrics(): ServiceMetrics {
+  const registry = new Registry();
+  // Process and Node metrics (CPU, memory, event loop lag, GC, handles), computed when scraped.
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving an HTTP request to its response being ready to send, in seconds.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const databaseDuration = new Histogram({
+    name: 'db_call_duration_seconds',
+    help: 'Duration of database repository calls, by operation and outcome (ok or error), in seconds.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRequest({ method, route, status, durationSeconds }) {
+      const labels = { method: methodLabel(method), route, status };
+      requests.inc(labels);
+      requestDuration.observe(labels, durationSeconds);
+    },
+    observeDatabaseCall({ operation, outcome, durationSeconds }) {
+      databaseDuration.observe({ operation, outcome }, durationSeconds);
+    },
+  };
+}
