@@ -70,7 +70,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
-  const adapter = new PrismaPg({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  const adapter = new PrismaPg({
+    connectionString: url,
+    max: poolSize,
+    // A request must fail fast (503 + Retry-After, within ~2 s) when the database is down or hung,
+    // not hang: bounds the wait for a pooled connection or a new one...
+    connectionTimeoutMillis: 1_000,
+    // ...and each query on an open one (a dead server leaves sockets open that never answer).
+    query_timeout: 1_000,
+  });
   const prisma = new PrismaClient({ adapter });
   // Half the pool for group-commit statements leaves connections for reads and token lookups.
   const writeBatches = Math.max(1, Math.floor(poolSize / 2));

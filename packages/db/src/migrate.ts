@@ -67,7 +67,15 @@ export async function applyMigrations(
 async function applyToPostgres(connectionString: string, migrations: MigrationList, action: string) {
   // One session for everything: the advisory lock is per session, and the engine's statements
   // must run where the lock is held.
-  const pool = new pg.Pool({ connectionString, max: 1, idleTimeoutMillis: 0, application_name: 'plant-store-migrate' });
+  // A connect timeout, so that a start against a database that does not answer fails instead of
+  // hanging; no query timeout, because waiting for the migration lock may rightly take long.
+  const pool = new pg.Pool({
+    connectionString,
+    max: 1,
+    idleTimeoutMillis: 0,
+    connectionTimeoutMillis: 5_000,
+    application_name: 'plant-store-migrate',
+  });
   // Without a listener, a server dropping the idle session would crash the process; the next
   // query reports the failure instead.
   pool.on('error', () => {});

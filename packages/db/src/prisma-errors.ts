@@ -26,20 +26,45 @@ export function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
-/** Whether `error`, or anything in its cause chain, says the database is out of reach. */
+/**
+ * What node-postgres and pg-pool throw, without a code, when a connection fails or times out;
+ * the driver adapter passes these through untranslated.
+ */
+const CONNECTION_ERROR_MESSAGES = new Set([
+  'Connection terminated unexpectedly', // the server went away mid-query (crash, immediate stop)
+  'Connection terminated', // the connection ended with the query still pending
+  'Connection terminated due to connection timeout', // connectionTimeoutMillis while connecting
+  'timeout exceeded when trying to connect', // connectionTimeoutMillis waiting for a pooled connection
+  'Query read timeout', // query_timeout: the server stopped answering
+  'Client has encountered a connection error and is not queryable',
+]);
+
+/**
+ * Whether `error` says the database is out of reach: anywhere in its cause chain, or in the
+ * driver adapter's error that Prisma keeps in `meta.driverAdapterError` (raw queries, P2010, and
+ * unmapped server errors such as 57P03 "the database system is starting up", P2039).
+ */
 export function isUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 8; depth++) {
+  const pending = [error];
+  for (let seen = 0; pending.length > 0 && seen < 16; seen++) {
+    const current = pending.pop();
     if (current instanceof Prisma.PrismaClientInitializationError) return true;
     if (current instanceof Prisma.PrismaClientKnownRequestError && UNAVAILABLE_CODES.has(current.code)) {
       return true;
     }
-    if (typeof current !== 'object') return false;
-    const { code, cause, originalCode } = current as { code?: unknown; cause?: unknown; originalCode?: unknown };
+    if (typeof current !== 'object' || current === null) continue;
+    if (current instanceof Error && CONNECTION_ERROR_MESSAGES.has(current.message)) return true;
+    const { code, cause, originalCode, kind, meta } = current as {
+      code?: unknown;
+      cause?: unknown;
+      originalCode?: unknown;
+      kind?: unknown;
+      meta?: { driverAdapterError?: unknown };
+    };
     if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
     if (typeof originalCode === 'string' && CONNECTION_ERROR_CODES.has(originalCode)) return true;
-    const kind = (current as { kind?: unknown }).kind;
     if (kind === 'DatabaseNotReachable' || kind === 'ConnectionClosed' || kind === 'SocketTimeout') return true;
-    current = cause;
+    pending.push(cause, meta?.driverAdapterError);
   }
   return false;
 }

@@ -1,5 +1,5 @@
 import type { NewPlant } from '@plant-store/schema';
-import { PlantConflictError } from '../errors.js';
+import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUnavailable, translateError } from '../prisma-errors.js';
 import { type CreatePlantResult, createPlant } from './create-plant.js';
@@ -39,8 +39,11 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
     while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight++;
-      void writeBatch(prisma, batch).finally(() => {
+      void writeBatch(prisma, batch).then((unavailable) => {
         inFlight--;
+        // The database is out of reach: what waits behind this batch would wait a whole
+        // timeout more for the same answer. Answer it now (503, retry) instead.
+        if (unavailable !== undefined) for (const pending of queue.splice(0)) pending.reject(unavailable);
         pump();
       });
     }
@@ -56,12 +59,20 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
   };
 }
 
-/** Writes one batch and settles each of its creates; never throws. */
-async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<void> {
+/**
+ * Writes one batch and settles each of its creates; never throws. Resolves to the
+ * DatabaseUnavailableError when the database was out of reach, else to undefined.
+ */
+async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<unknown> {
   if (batch.length === 1) {
     const [only] = batch as [PendingCreate];
-    await createPlant(prisma, only.plant).then(only.resolve, only.reject);
-    return;
+    try {
+      only.resolve(await createPlant(prisma, only.plant));
+    } catch (error) {
+      only.reject(error);
+      if (error instanceof DatabaseUnavailableError) return error;
+    }
+    return undefined;
   }
   let insertedIds: Set<bigint>;
   try {
@@ -75,12 +86,12 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
     if (isUnavailable(error)) {
       const unavailable = translateError(error);
       for (const pending of batch) pending.reject(unavailable);
-      return;
+      return unavailable;
     }
     // Something in one row failed the whole statement: write each on its own, so that only
     // the create at fault fails.
     await Promise.all(batch.map((pending) => createPlant(prisma, pending.plant).then(pending.resolve, pending.reject)));
-    return;
+    return undefined;
   }
 
   // A create whose id is alone in the batch and came back inserted it. Every other create (its
@@ -96,7 +107,7 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
       others.push(pending);
     }
   }
-  if (others.length === 0) return;
+  if (others.length === 0) return undefined;
   let stored: Map<bigint, PlantRow>;
   try {
     const rows = await prisma.plant.findMany({
@@ -107,7 +118,7 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
   } catch (error) {
     const failure = translateError(error);
     for (const pending of others) pending.reject(failure);
-    return;
+    return failure instanceof DatabaseUnavailableError ? failure : undefined;
   }
   await Promise.all(
     others.map(async (pending) => {
@@ -123,6 +134,7 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
       }
     }),
   );
+  return undefined;
 }
 
 function rowOf(plant: NewPlant): PlantRow {
