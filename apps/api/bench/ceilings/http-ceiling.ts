@@ -1,0 +1,30 @@
+/**
+ * The HTTP ceiling: a bare node:http server that reads each request body and answers a fixed
+ * JSON body. Run as its own process, like the service, so it never shares a core's event loop
+ * with the load generator.
+ */
+import { createServer } from 'node:http';
+import type { HttpCeilingReady } from './ceiling-protocol.js';
+
+const BODY = Buffer.from('{"id":1,"name":"Bench plant 1","tag":"bench"}');
+
+const server = createServer((request, response) => {
+  request.on('data', () => {});
+  request.on('end', () => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': BODY.length });
+    response.end(BODY);
+  });
+});
+
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  if (address === null || typeof address !== 'object') throw new Error('the ceiling server has no port');
+  const ready: HttpCeilingReady = { type: 'ready', port: address.port };
+  process.send?.(ready);
+});
+
+process.once('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  process.disconnect?.();
+});

@@ -1,0 +1,124 @@
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+export type Engine = 'postgres' | 'pglite';
+export const ENGINES: readonly Engine[] = ['postgres', 'pglite'];
+
+export interface BenchOptions {
+  /** Seconds measured per point (scenario x concurrency). */
+  readonly durationSeconds: number;
+  /** Seconds of load before each point, not measured. */
+  readonly warmupSeconds: number;
+  readonly concurrencies: readonly number[];
+  readonly engines: readonly Engine[];
+  /** The PostgreSQL server on which a throwaway database is created (and dropped). */
+  readonly serverUrl: string;
+  /** The raw INSERT ceiling's pool: one connection per in-flight insert, up to this many. */
+  readonly rawPoolCap: number;
+  /** DATABASE_POOL_SIZE for the service; undefined keeps the service's own default. */
+  readonly servicePoolSize: number | undefined;
+  /** Exit 1 when a budget target fails. */
+  readonly strict: boolean;
+  readonly outputFile: string;
+  /** apps/api: where dist/ and bench/ live. */
+  readonly apiRoot: string;
+  /** The only variables the bench passes on to the processes it starts. */
+  readonly childEnv: Readonly<Record<string, string>>;
+}
+
+export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant-store/api bench [options])
+
+  --duration SECONDS     measured seconds per point          (BENCH_DURATION_SECONDS, default 5)
+  --warmup SECONDS       unmeasured load before each point   (BENCH_WARMUP_SECONDS, default 2)
+  --concurrency LIST     comma-separated, e.g. 1,16,64,256   (BENCH_CONCURRENCY, default 1,16,64,256)
+  --engines LIST         postgres,pglite                     (BENCH_ENGINES, default both)
+  --database-url URL     PostgreSQL server for a throwaway database
+                         (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
+  --raw-pool-cap N       raw INSERT pool min(concurrency,N)  (BENCH_RAW_POOL_CAP, default 64)
+  --service-pool-size N  the service's DATABASE_POOL_SIZE    (BENCH_SERVICE_POOL_SIZE, default: the service's)
+  --output FILE          JSON results                         (default bench/results/latest.json)
+  --strict               exit 1 when a budget target fails
+  --help                 this text`;
+
+export class OptionsError extends Error {
+  override readonly name = 'OptionsError';
+}
+
+const API_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Flags win over BENCH_* variables, which win over the defaults. */
+export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      concurrency: { type: 'string' },
+      engines: { type: 'string' },
+      'database-url': { type: 'string' },
+      'raw-pool-cap': { type: 'string' },
+      'service-pool-size': { type: 'string' },
+      output: { type: 'string' },
+      strict: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const pick = (flag: string | undefined, variable: string): string | undefined =>
+    flag ?? (env[variable] === '' ? undefined : env[variable]);
+
+  const servicePoolSize = pick(values['service-pool-size'], 'BENCH_SERVICE_POOL_SIZE');
+  return {
+    durationSeconds: parseNumber(pick(values.duration, 'BENCH_DURATION_SECONDS') ?? '5', 'duration', 0.5, 3600),
+    warmupSeconds: parseNumber(pick(values.warmup, 'BENCH_WARMUP_SECONDS') ?? '2', 'warmup', 0, 600),
+    concurrencies: parseList(pick(values.concurrency, 'BENCH_CONCURRENCY') ?? '1,16,64,256', 'concurrency').map(
+      (item) => parseInteger(item, 'concurrency', 1, 10_000),
+    ),
+    engines: parseList(pick(values.engines, 'BENCH_ENGINES') ?? ENGINES.join(','), 'engines').map(parseEngine),
+    serverUrl: parseUrl(
+      pick(values['database-url'], 'BENCH_DATABASE_URL') ?? 'postgres://postgres@127.0.0.1:5432/test',
+    ),
+    rawPoolCap: parseInteger(pick(values['raw-pool-cap'], 'BENCH_RAW_POOL_CAP') ?? '64', 'raw-pool-cap', 1, 1000),
+    servicePoolSize:
+      servicePoolSize === undefined ? undefined : parseInteger(servicePoolSize, 'service-pool-size', 1, 1000),
+    strict: values.strict,
+    outputFile: values.output ?? fileURLToPath(new URL('results/latest.json', import.meta.url)),
+    apiRoot: API_ROOT,
+    childEnv: env.PATH === undefined ? {} : { PATH: env.PATH },
+  };
+}
+
+function parseNumber(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || value < min || value > max) {
+    throw new OptionsError(`--${name} must be a number of seconds from ${min} to ${max}, not "${text}"`);
+  }
+  return value;
+}
+
+function parseInteger(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new OptionsError(`--${name} takes integers from ${min} to ${max}, not "${text}"`);
+  }
+  return value;
+}
+
+function parseList(text: string, name: string): string[] {
+  const items = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (items.length === 0) throw new OptionsError(`--${name} must list at least one value`);
+  return [...new Set(items)];
+}
+
+function parseEngine(text: string): Engine {
+  const engine = ENGINES.find((candidate) => candidate === text);
+  if (engine === undefined) throw new OptionsError(`--engines takes ${ENGINES.join(', ')}, not "${text}"`);
+  return engine;
+}
+
+function parseUrl(text: string): string {
+  if (!/^postgres(ql)?:\/\//.test(text)) throw new OptionsError('--database-url must be a postgres:// URL');
+  return text;
+}

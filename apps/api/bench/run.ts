@@ -1,0 +1,362 @@
+/**
+ * `pnpm bench`: builds (through turbo), starts the built service as a child process, and loads
+ * `POST /plants` with autocannon at each concurrency on PostgreSQL and on the embedded database,
+ * beside two ceilings measured on the same machine at the same concurrency: a bare node:http
+ * server (HTTP) and raw single-row INSERTs through the driver (database). Prints a table and the
+ * budget's PASS/FAIL lines, and writes the same as JSON (bench/results/latest.json).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { benchPlant, createIdSequence, invalidPlantJson, plantJson } from './bench-plants.js';
+import { evaluateBudget } from './budget.js';
+import { type InsertCeiling, startHttpCeiling, startInsertCeiling } from './ceiling-process.js';
+import { startCpuWindow } from './cpu-usage.js';
+import { formatCpu, formatMs, formatRate } from './figures.js';
+import { type HttpLoad, measureHttp } from './http-load.js';
+import type { Measurement } from './measurement.js';
+import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './options.js';
+import { readProcessMemory, sampleRss } from './process-memory.js';
+import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
+import { type EngineRun, type Failure, type Point, type Scenario, scenarioLabel } from './results-model.js';
+import { issueToken, type ServiceProcess, startService } from './service-process.js';
+import { checkServer, createThrowawayDatabase } from './throwaway-postgres.js';
+
+/** Undo steps (stop processes, drop the database, delete folders), run in reverse, also on Ctrl-C. */
+class Cleanups {
+  private readonly steps: Array<{ readonly name: string; readonly run: () => Promise<void> }> = [];
+
+  /** Registers `run`; the returned function runs it now (once) and unregisters it. */
+  add(name: string, run: () => Promise<void>): () => Promise<void> {
+    const step = { name, run };
+    this.steps.push(step);
+    return async () => {
+      const index = this.steps.indexOf(step);
+      if (index === -1) return;
+      this.steps.splice(index, 1);
+      await run();
+    };
+  }
+
+  async runAll(): Promise<void> {
+    for (const step of this.steps.splice(0).reverse()) {
+      try {
+        await step.run();
+      } catch (error) {
+        process.stderr.write(`cleanup "${step.name}" failed: ${String(error)}\n`);
+      }
+    }
+  }
+}
+
+const cleanups = new Cleanups();
+const progress = (text: string) => process.stderr.write(`${text}\n`);
+
+/** Same size as a real token, so the ceiling parses the same request bytes. */
+const CEILING_TOKEN = `pst_${'x'.repeat(43)}`;
+
+interface Context {
+  readonly options: BenchOptions;
+  readonly logDir: string;
+  readonly points: Point[];
+  readonly failures: Failure[];
+  /** One sequence for every request of the run: an id is never sent twice. */
+  readonly nextId: () => bigint;
+}
+
+async function main(): Promise<number> {
+  // `pnpm bench -- --strict` may hand over the `--` itself.
+  const argv = process.argv.slice(2).filter((arg, index) => index > 0 || arg !== '--');
+  if (argv.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let options: BenchOptions;
+  try {
+    options = loadBenchOptions(argv);
+  } catch (error) {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    return 2;
+  }
+  for (const built of ['dist/index.js', 'dist/cli/token.js']) {
+    if (!existsSync(join(options.apiRoot, built))) {
+      process.stderr.write(`bench: ${built} is missing: build first (the root \`pnpm bench\` does)\n`);
+      return 2;
+    }
+  }
+  if (options.engines.includes('postgres')) {
+    try {
+      await checkServer(options.serverUrl);
+    } catch (error) {
+      process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  }
+
+  const logDir = join(dirname(options.outputFile), 'logs');
+  await mkdir(logDir, { recursive: true });
+  const started = new Date();
+  const machine = describeMachine(gitCommit(options.apiRoot));
+  const pointCount = options.concurrencies.length * (1 + 3 * options.engines.length);
+  const estimate = pointCount * (options.durationSeconds + options.warmupSeconds) + 20 * options.engines.length;
+  progress(
+    `Plant Store bench: ${pointCount} points of ${options.durationSeconds} s (+${options.warmupSeconds} s warm-up), ` +
+      `concurrency ${options.concurrencies.join(', ')}, about ${Math.ceil(estimate / 60)} min. Logs: ${logDir}`,
+  );
+
+  const context: Context = { options, logDir, points: [], failures: [], nextId: createIdSequence() };
+  const runs: EngineRun[] = [];
+  try {
+    await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
+    for (const engine of options.engines) {
+      const run = await runStage(context, engine, () => benchEngine(context, engine));
+      if (run) runs.push(run);
+    }
+  } finally {
+    await cleanups.runAll();
+  }
+
+  const budget = evaluateBudget(context.points, runs);
+  process.stdout.write(
+    `\n${formatTable(context.points)}\n\n${formatSummary(machine, options, runs, budget, context.failures)}\n`,
+  );
+  const report = toJsonReport(started, machine, options, context.points, runs, budget, context.failures);
+  await mkdir(dirname(options.outputFile), { recursive: true });
+  await writeFile(options.outputFile, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`JSON: ${options.outputFile}\n`);
+
+  if (context.failures.length > 0) return 1;
+  return options.strict && budget.some((line) => line.verdict === 'FAIL') ? 1 : 0;
+}
+
+/** A failed stage is reported and the others still run: a partial table beats none. */
+async function runStage<T>(context: Context, stage: string, work: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.failures.push({ stage, message });
+    progress(`${stage} failed: ${message}`);
+    return undefined;
+  }
+}
+
+async function benchHttpCeiling(context: Context): Promise<void> {
+  const { options } = context;
+  const ceiling = await startHttpCeiling({
+    apiRoot: options.apiRoot,
+    env: options.childEnv,
+    logFile: join(context.logDir, 'http-ceiling.log'),
+  });
+  const stop = cleanups.add('stop the HTTP ceiling', () => ceiling.stop());
+  const load = createLoad(context, ceiling.url, CEILING_TOKEN, 'create');
+  for (const concurrency of options.concurrencies) {
+    await measureHttpPoint(context, load, 'http-ceiling', null, concurrency, ceiling.pid);
+  }
+  await stop();
+}
+
+async function benchEngine(context: Context, engine: Engine): Promise<EngineRun> {
+  const { options } = context;
+  const storage = await createStorage(context, engine);
+  try {
+    const env: Record<string, string> = {
+      ...options.childEnv,
+      ...storage.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      ...(options.servicePoolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.servicePoolSize) }),
+    };
+    // Before the service starts: the token command creates the schema, and PGlite allows one process.
+    progress(`${engine}: issuing a token`);
+    const token = await issueToken(options.apiRoot, env);
+    progress(`${engine}: starting the service`);
+    const service = await startService(options.apiRoot, env, join(context.logDir, `service-${engine}.log`));
+    const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());
+
+    let created = 0;
+    // Requests still in flight when a run stops may be inserted without their 200 being counted.
+    let unanswered = 0;
+    let servicePeakRssBytes: number | null = null;
+    try {
+      for (const scenario of ['create', 'invalid-body'] as const) {
+        const load = createLoad(context, service.url, token, scenario);
+        for (const concurrency of options.concurrencies) {
+          const { point, warmup } = await measureHttpPoint(context, load, scenario, engine, concurrency, service.pid);
+          if (scenario === 'create') {
+            created += count200(point.measurement) + (warmup ? count200(warmup) : 0);
+            unanswered += concurrency * (warmup ? 2 : 1);
+          }
+        }
+      }
+    } finally {
+      servicePeakRssBytes = await servicePeak(service);
+      await stopService();
+    }
+
+    // The ceiling runs after the service, on the same database (its own table), and first
+    // counts the service's rows: every 200 must have been a real insert.
+    const ceiling = await startInsertCeiling(
+      engine === 'postgres'
+        ? { engine, url: storage.url ?? '', poolCap: options.rawPoolCap }
+        : { engine, dataDir: storage.dataDir },
+      {
+        apiRoot: options.apiRoot,
+        env: options.childEnv,
+        logFile: join(context.logDir, `insert-ceiling-${engine}.log`),
+      },
+    );
+    const stopCeiling = cleanups.add(`stop the ${engine} insert ceiling`, () => ceiling.stop());
+    const rows = ceiling.ready.servicePlants;
+    for (const concurrency of options.concurrencies) {
+      await measureInsertPoint(context, ceiling, engine, concurrency);
+    }
+    await stopCeiling();
+    return {
+      engine,
+      databaseVersion: ceiling.ready.version,
+      servicePeakRssBytes,
+      rowCheck: { rows, created, unanswered, ok: rows !== null && rows >= created && rows <= created + unanswered },
+    };
+  } finally {
+    await storage.dispose();
+  }
+}
+
+interface Storage {
+  readonly env: Record<string, string>;
+  readonly url: string | undefined;
+  readonly dataDir: string;
+  readonly dispose: () => Promise<void>;
+}
+
+/** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
+async function createStorage(context: Context, engine: Engine): Promise<Storage> {
+  const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-${engine}-`));
+  const removeDir = cleanups.add(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
+  if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, url: undefined, dataDir, dispose: removeDir };
+  const database = await createThrowawayDatabase(context.options.serverUrl);
+  progress(`postgres: created database ${database.name}`);
+  const drop = cleanups.add(`drop database ${database.name}`, () => database.drop());
+  return {
+    env: { DATABASE_URL: database.url, DATA_DIR: dataDir },
+    url: database.url,
+    dataDir,
+    dispose: async () => {
+      await drop();
+      await removeDir();
+    },
+  };
+}
+
+function createLoad(context: Context, url: string, token: string, scenario: 'create' | 'invalid-body'): HttpLoad {
+  const body = scenario === 'create' ? plantJson : invalidPlantJson;
+  return {
+    url,
+    token,
+    nextBody: () => body(benchPlant(context.nextId())),
+    expectedStatus: scenario === 'create' ? 200 : 400,
+  };
+}
+
+async function measureHttpPoint(
+  context: Context,
+  load: HttpLoad,
+  scenario: Scenario,
+  engine: Engine | null,
+  concurrency: number,
+  pid: number,
+): Promise<{ point: Point; warmup: Measurement | undefined }> {
+  const { warmupSeconds, durationSeconds } = context.options;
+  const sampler = sampleRss(pid);
+  const warmup = warmupSeconds > 0 ? await measureHttp(load, concurrency, warmupSeconds) : undefined;
+  const cpu = await startCpuWindow({ serverPid: pid, generatorPid: undefined });
+  const measurement = await measureHttp(load, concurrency, durationSeconds);
+  const point: Point = {
+    scenario,
+    engine,
+    concurrency,
+    measurement,
+    peakRssBytes: (await sampler.stop()) ?? null,
+    cpu: await cpu.stop(),
+  };
+  record(context, point);
+  return { point, warmup };
+}
+
+async function measureInsertPoint(
+  context: Context,
+  ceiling: InsertCeiling,
+  engine: Engine,
+  concurrency: number,
+): Promise<void> {
+  const { warmupSeconds, durationSeconds } = context.options;
+  const sampler = sampleRss(ceiling.pid);
+  const measured = ceiling.measure(concurrency, warmupSeconds, durationSeconds);
+  // The warm-up runs inside the ceiling process: CPU is counted from about when it ends.
+  await Promise.race([measured, new Promise((resolve) => setTimeout(resolve, warmupSeconds * 1000))]);
+  const cpu = await startCpuWindow({ serverPid: undefined, generatorPid: ceiling.pid });
+  const { measurement, connections } = await measured;
+  const peakRssBytes = (await sampler.stop()) ?? null;
+  const point: Point = {
+    scenario: 'raw-insert',
+    engine,
+    concurrency,
+    measurement,
+    peakRssBytes,
+    cpu: await cpu.stop(),
+    connections,
+  };
+  record(context, point);
+}
+
+function record(context: Context, point: Point): void {
+  context.points.push(point);
+  const m = point.measurement;
+  progress(
+    `  ${scenarioLabel(point.scenario, point.engine)} c=${point.concurrency}: ${formatRate(m.perSecond)}/s, ` +
+      `p50 ${formatMs(m.p50Ms)} ms, p99 ${formatMs(m.p99Ms)} ms, non-2xx ${m.non2xx}, errors ${m.errors}, ` +
+      `CPU% ${formatCpu(point.cpu)}`,
+  );
+}
+
+function count200(measurement: Measurement): number {
+  return measurement.statusCodes['200'] ?? 0;
+}
+
+async function servicePeak(service: ServiceProcess): Promise<number | null> {
+  return (await readProcessMemory(service.pid))?.peakRssBytes ?? null;
+}
+
+/** The commit measured, `+dirty` when tracked files had uncommitted changes (they were built too). */
+function gitCommit(cwd: string): string | null {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+    return `${git('rev-parse', 'HEAD')}${dirty ? '+dirty' : ''}`;
+  } catch {
+    return null;
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`\n${signal}: cleaning up`);
+    void cleanups.runAll().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  async (error: unknown) => {
+    await cleanups.runAll();
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

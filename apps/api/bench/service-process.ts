@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type StartedProcess, startProcess } from './started-process.js';
+
+const run = promisify(execFile);
+
+export interface ServiceProcess extends StartedProcess {
+  readonly url: string;
+}
+
+/**
+ * Starts the built service (`node dist/index.js`) on a free port and waits until `/readyz`
+ * answers 200 (its database is up). The port is chosen here rather than with PORT=0 because the
+ * service logs its address at info level, which the bench turns off.
+ */
+export async function startService(
+  apiRoot: string,
+  env: Readonly<Record<string, string>>,
+  logFile: string,
+): Promise<ServiceProcess> {
+  const host = '127.0.0.1';
+  const port = await findFreePort(host);
+  const started = startProcess([join(apiRoot, 'dist/index.js')], {
+    cwd: apiRoot,
+    env: { ...env, HOST: host, PORT: String(port) },
+    logFile,
+  });
+  const url = `http://${host}:${port}`;
+  try {
+    await waitUntilReady(url, started.exited, 120_000);
+  } catch (error) {
+    await started.stop();
+    throw new Error(`the service did not start (log: ${logFile}): ${String(error)}`);
+  }
+  return { ...started, url };
+}
+
+async function waitUntilReady(url: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
+  let exitCode: number | null | undefined;
+  void exited.then((code) => {
+    exitCode = code;
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`it exited with code ${exitCode}`);
+    try {
+      const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`/readyz did not answer 200 within ${timeoutMs / 1000} s`);
+}
+
+function findFreePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port'));
+      });
+    });
+  });
+}
+
+/**
+ * Issues a `plants:write` token with the service's own command (`node dist/cli/token.js`), which
+ * also creates the schema. Works for both engines, so the service can run with NODE_ENV=production.
+ */
+export async function issueToken(apiRoot: string, env: Readonly<Record<string, string>>): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [join(apiRoot, 'dist/cli/token.js'), 'create', '--name', 'bench', '--scope', 'plants:write'],
+    { cwd: apiRoot, env: { ...env }, timeout: 120_000 },
+  );
+  // The token is the last line of stdout.
+  const token = stdout.trim().split('\n').at(-1)?.trim();
+  if (token === undefined || !/^pst_[A-Za-z0-9_-]+$/.test(token)) {
+    throw new Error(`the token command printed no token: ${stdout}`);
+  }
+  return token;
+}
