@@ -81,6 +81,7 @@ async function applyToPostgres(connectionString: string, migrations: MigrationLi
   pool.on('error', () => {});
   try {
     await lockMigrations(pool, action);
+    if (await isUpToDate((sql) => pool.query(sql), migrations)) return [];
     // The engine takes the same lock again on this session (locks are re-entrant): immediate.
     return await withSchemaEngine(postgresAdapterFactory(pool), action, (engine) => deploy(engine, migrations));
   } finally {
@@ -122,6 +123,7 @@ async function applyToPGlite(client: PGlite, migrations: MigrationList, action: 
 
 async function applyToPGliteNow(client: PGlite, migrations: MigrationList, action: string) {
   if (client.closed) throw new Error(`${action} failed: the PGlite client is closed`);
+  if (await isUpToDate((sql) => client.query(sql), migrations)) return [];
   let engineLocks = 0;
   const lockStatement = `pg_advisory_lock(${PRISMA_MIGRATE_ADVISORY_LOCK_KEY})`;
   const factory = pgliteAdapterFactory(client, {
@@ -139,6 +141,42 @@ async function applyToPGliteNow(client: PGlite, migrations: MigrationList, actio
     }
     await factory.close();
   }
+}
+
+const POSTGRESQL_PROVIDER = /^\s*provider\s*=\s*"postgresql"\s*$/m;
+
+interface RecordedMigration {
+  readonly migration_name: string;
+  readonly finished: boolean;
+  readonly rolled_back: boolean;
+}
+
+/**
+ * Whether `_prisma_migrations` records every migration as applied and none as failed: then
+ * the schema engine would do nothing, and is not even loaded (its WASM costs about 100 MB of
+ * memory at every start). Anything else (a new database, a pending or failed migration, an
+ * unreadable migration file) goes through the engine, which applies or reports it.
+ */
+async function isUpToDate(
+  query: (sql: string) => Promise<{ rows: unknown[] }>,
+  migrations: MigrationList,
+): Promise<boolean> {
+  const [table] = (await query(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`)).rows as {
+    present: boolean;
+  }[];
+  if (!table?.present) return false;
+  // A lock file naming another provider is an error the engine reports (P3019).
+  if (migrations.lockfile.content !== null && !POSTGRESQL_PROVIDER.test(migrations.lockfile.content)) return false;
+  const recorded = (
+    await query(
+      'SELECT migration_name, finished_at IS NOT NULL AS finished, rolled_back_at IS NOT NULL AS rolled_back FROM _prisma_migrations',
+    )
+  ).rows as RecordedMigration[];
+  if (recorded.some((row) => !row.finished && !row.rolled_back)) return false;
+  const applied = new Set(recorded.filter((row) => row.finished && !row.rolled_back).map((row) => row.migration_name));
+  return migrations.migrationDirectories.every(
+    (directory) => directory.migrationFile.content.tag === 'ok' && applied.has(directory.path),
+  );
 }
 
 async function deploy(engine: SchemaEngine, migrationsList: MigrationList): Promise<readonly string[]> {
