@@ -1,25 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { DataDirLockedError, openDatabase } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { spawnApi, startServiceProcess } from './test-support/service-process.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
 
 failOnContractViolations();
-
-const API_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** Runs `src/<entry>` in a child process through tsx, as `pnpm start` / `pnpm run token` run the build. */
-function spawnApi(entry: string, args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
-    cwd: API_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
 
 async function collect(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
@@ -32,36 +21,6 @@ async function collect(child: ChildProcess): Promise<{ code: number | null; stdo
   });
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
-}
-
-interface ServiceProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  /** Everything it wrote so far, stdout and stderr. */
-  output(): string;
-  /** Its exit code. */
-  readonly exited: Promise<number | null>;
-}
-
-/** Starts the service as a process; resolves once it logs that it listens and `ready(output)` holds. */
-async function startServiceProcess(
-  env: Record<string, string>,
-  ready: (output: string) => boolean = () => true,
-): Promise<ServiceProcess> {
-  const child = spawnApi('index.ts', [], { ...env, PORT: '0' });
-  let output = '';
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  const url = await new Promise<string>((resolve, reject) => {
-    const scan = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"([^"]+)".*"message":"listening"/.exec(output);
-      if (match?.[1] && ready(output)) resolve(match[1]);
-    };
-    child.stdout?.on('data', scan);
-    child.stderr?.on('data', scan);
-    void exited.then(() => reject(new Error(`service exited early: ${output}`)));
-  });
-  return { child, url, output: () => output, exited };
 }
 
 function storageEnv(storage: TestStorage): Record<string, string> {

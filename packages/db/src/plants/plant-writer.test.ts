@@ -1,10 +1,11 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { NewPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PlantConflictError } from '../errors.js';
+import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from '../migrate.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
@@ -121,5 +122,41 @@ describe.each(testEngines())('group commit on %s', (engine) => {
     ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(await client.prisma.plant.count({ where: { id: { in: [20n, 21n, 22n, 23n] } } })).toBe(3);
+  });
+});
+
+describe('group commit when the database is out of reach', () => {
+  it('answers the batch and every create queued behind it with DatabaseUnavailableError, without waiting again', async () => {
+    // A server that accepts connections and never answers: each connection attempt times out.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const timeoutMs = 400;
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg({
+        connectionString: `postgres://postgres@127.0.0.1:${port}/none`,
+        connectionTimeoutMillis: timeoutMs,
+      }),
+    });
+    try {
+      const writer = createPlantWriter(prisma, { maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const started = performance.now();
+      const first = writer.create({ id: 1n, name: 'First' });
+      // Let the first batch start, then queue more behind it.
+      await new Promise((resolve) => setImmediate(resolve));
+      const queued = [2n, 3n, 4n].map((id) => writer.create({ id, name: 'Queued' }));
+      const results = await Promise.allSettled([first, ...queued]);
+      const elapsed = performance.now() - started;
+      for (const result of results) {
+        expect(result.status).toBe('rejected');
+        if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(DatabaseUnavailableError);
+      }
+      // One timeout for everyone; the queued creates did not each wait for one of their own.
+      expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 50);
+      expect(elapsed).toBeLessThan(timeoutMs * 1.8);
+    } finally {
+      await prisma.$disconnect();
+      silent.close();
+    }
   });
 });
