@@ -7,6 +7,7 @@ import type { Context } from 'koa';
  */
 export function respondJson(ctx: Context, status: number, value: unknown): void {
   ctx.status = status;
-  ctx.type = 'application/json';
+  // Set as a header, not through ctx.type, which looks the media type up on every response.
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
   ctx.body = stringifyJson(value);
 }

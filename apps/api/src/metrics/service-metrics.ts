@@ -61,12 +61,24 @@ export function createServiceMetrics(): ServiceMetrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
+  // The children of each label combination, kept: prom-client hashes a labels object on every
+  // call otherwise. The label sets are bounded (see above), and so is this map.
+  const byLabels = new Map<
+    string,
+    { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof requestDuration.labels> }
+  >();
   return {
     registry,
     observeRequest({ method, route, status, durationSeconds }) {
-      const labels = { method: methodLabel(method), route, status };
-      requests.inc(labels);
-      requestDuration.observe(labels, durationSeconds);
+      const key = `${method} ${route} ${status}`;
+      let child = byLabels.get(key);
+      if (!child) {
+        const labels = { method: methodLabel(method), route, status };
+        child = { count: requests.labels(labels), duration: requestDuration.labels(labels) };
+        byLabels.set(key, child);
+      }
+      child.count.inc();
+      child.duration.observe(durationSeconds);
     },
     observeDatabaseCall({ operation, outcome, durationSeconds }) {
       databaseDuration.observe({ operation, outcome }, durationSeconds);
