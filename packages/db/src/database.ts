@@ -146,16 +146,21 @@ function createDatabase(
     listPlants: (query) => listPlants(prisma, query),
     deletePlant: (id) => deletePlant(prisma, id),
     async issueToken(options) {
-      const issued = await issueToken(prisma, options);
-      tokens.clear();
-      return issued;
+      try {
+        return await issueToken(prisma, options);
+      } finally {
+        tokens.clear();
+      }
     },
     authenticateToken: (token) => tokens.authenticate(token),
     listTokens: () => listTokens(prisma),
     async revokeToken(name) {
-      const revoked = await revokeToken(prisma, name);
-      tokens.clear();
-      return revoked;
+      try {
+        return await revokeToken(prisma, name);
+      } finally {
+        // Also after a failure: the revocation may have committed before it.
+        tokens.clear();
+      }
     },
     countTokens: () => countTokens(prisma),
     async ping() {

@@ -20,6 +20,13 @@ const CONNECTION_ERROR_CODES = new Set([
   '08006',
   '08001',
   '08004',
+  // Transient server-side refusals, not the client's fault: worth a retry, so 503 rather than 500.
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available (lock_timeout)
+  '57014', // query_canceled (statement_timeout)
+  '53100', // disk_full
+  '53200', // out_of_memory
 ]);
 
 export function isUniqueViolation(error: unknown): boolean {

@@ -55,13 +55,20 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
     while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight++;
-      void writeBatch(prisma, batch).then((unavailable) => {
-        inFlight--;
-        // The database is out of reach: what waits behind this batch would wait a whole
-        // timeout more for the same answer. Answer it now (503, retry) instead.
-        if (unavailable !== undefined) for (const pending of queue.splice(0)) pending.reject(unavailable);
-        schedulePump();
-      });
+      void writeBatch(prisma, batch)
+        .then((unavailable) => {
+          // The database is out of reach: what waits behind this batch would wait a whole
+          // timeout more for the same answer. Answer it now (503, retry) instead.
+          if (unavailable !== undefined) for (const pending of queue.splice(0)) pending.reject(unavailable);
+        })
+        .catch((error: unknown) => {
+          // writeBatch settles every create itself; this is a last resort against a bug.
+          for (const pending of batch) pending.reject(error);
+        })
+        .finally(() => {
+          inFlight--;
+          schedulePump();
+        });
     }
   }
 
@@ -97,8 +104,16 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
       only.reject(translateError(error));
       return undefined;
     }
-    await Promise.all(batch.map((pending) => createPlant(prisma, pending.plant).then(pending.resolve, pending.reject)));
-    return undefined;
+    let unavailable: unknown;
+    await Promise.all(
+      batch.map((pending) =>
+        createPlant(prisma, pending.plant).then(pending.resolve, (failure: unknown) => {
+          if (failure instanceof DatabaseUnavailableError) unavailable = failure;
+          pending.reject(failure);
+        }),
+      ),
+    );
+    return unavailable;
   }
 
   // A create whose id is alone in the batch and came back inserted it. Every other create (its
@@ -152,11 +167,15 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
  * `created_at` takes its column default, as with Prisma's create.
  */
 function insertBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<{ id: bigint }[]> {
-  const ids = batch.map(({ plant }) => plant.id.toString());
-  const names = batch.map(({ plant }) => plant.name);
-  const tags = batch.map(({ plant }) => plant.tag ?? null);
+  // Rows go in ascending id order: an insert waits on an id another session inserted but has
+  // not committed yet, so two replicas writing [x, y] and [y, x] would deadlock. One order for
+  // every session cannot. The sort is stable: of repeated ids, the first to arrive is inserted.
+  const rows = batch.map(({ plant }) => plant).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ids = rows.map((plant) => plant.id.toString());
+  const names = rows.map((plant) => plant.name);
+  const tags = rows.map((plant) => plant.tag ?? null);
   return prisma.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO plants (id, name, tag)
+    INSERT INTO public.plants (id, name, tag)
     SELECT * FROM unnest(${ids}::text[]::bigint[], ${names}::text[], ${tags}::text[])
     ON CONFLICT (id) DO NOTHING
     RETURNING id`;

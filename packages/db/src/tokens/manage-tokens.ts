@@ -12,7 +12,7 @@ export async function listTokens(prisma: PrismaClient): Promise<TokenRecord[]> {
   }
 }
 
-/** Revokes the active token named `name`; it stops authenticating at once. */
+/** Revokes the active token named `name`; it stops authenticating within the token cache TTL (5 s), at once in the revoking process. */
 export async function revokeToken(prisma: PrismaClient, name: string): Promise<TokenRecord> {
   try {
     const { count } = await prisma.apiToken.updateMany({
