@@ -118,6 +118,10 @@ const PGLITE_WRITE_BATCHES = 1;
 const POSTGRES_WRITE_BATCHES = 1;
 /** Most creates one group-commit statement writes. */
 const MAX_WRITE_BATCH = 256;
+/** Most creates waiting for a statement; beyond, 503 at once (the process is overloaded). */
+const MAX_QUEUED_CREATES = 4_096;
+/** A create that waited this long for its statement to start answers 503 (well within 2 s). */
+const MAX_CREATE_WAIT_MS = 1_000;
 /** How long a token lookup is reused: a revocation elsewhere takes effect within this. */
 const TOKEN_CACHE_TTL_MS = 5_000;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
@@ -133,6 +137,8 @@ function createDatabase(
   const writer = createPlantWriter(prisma, {
     maxBatchSize: MAX_WRITE_BATCH,
     maxConcurrentBatches: maxConcurrentWriteBatches,
+    maxQueued: MAX_QUEUED_CREATES,
+    maxWaitMs: MAX_CREATE_WAIT_MS,
   });
   const tokens = createTokenCache((token) => authenticateToken(prisma, token), {
     ttlMs: TOKEN_CACHE_TTL_MS,
@@ -171,7 +177,8 @@ function createDatabase(
       }
     },
     close() {
-      closing ??= closeConnections();
+      // Creates already queued or running are answered before the connections go.
+      closing ??= writer.close().then(closeConnections);
       return closing;
     },
   };

@@ -11,6 +11,8 @@ import { applyMigrations } from '../migrate.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
+const LIMITS = { maxQueued: 10_000, maxWaitMs: 5_000 };
+
 /** A client as database.ts builds it, counting the INSERT statements it sends. */
 function countingClient(adapter: PrismaPg | PrismaPGlite, inserts: { count: number }): PrismaClient {
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
@@ -48,7 +50,7 @@ describe.each(testEngines())('group commit on %s', (engine) => {
   beforeAll(async () => {
     storage = await createTestStorage(engine);
     client = await openClient(engine, storage, inserts);
-    writer = createPlantWriter(client.prisma, { maxBatchSize: 64, maxConcurrentBatches: 2 });
+    writer = createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
   });
   afterAll(async () => {
     await client?.close();
@@ -139,7 +141,7 @@ describe('group commit when the database is out of reach', () => {
       }),
     });
     try {
-      const writer = createPlantWriter(prisma, { maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const writer = createPlantWriter(prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
       const started = performance.now();
       const first = writer.create({ id: 1n, name: 'First' });
       // Let the first batch start, then queue more behind it.
@@ -177,7 +179,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
 
     it('never deadlocks two writers inserting the same ids in opposite orders', async () => {
       const [a, b] = clients.map((client) =>
-        createPlantWriter(client.prisma, { maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
+        createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
       );
       if (!a || !b) throw new Error('two clients expected');
       for (let round = 0n; round < 5n; round++) {
@@ -194,3 +196,85 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     });
   },
 );
+
+describe('group commit limits', () => {
+  /** A server that accepts connections and never answers: statements never start. */
+  async function silentDatabase() {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg({
+        connectionString: `postgres://postgres@127.0.0.1:${port}/none`,
+        connectionTimeoutMillis: 800,
+      }),
+    });
+    return {
+      prisma,
+      async close() {
+        await prisma.$disconnect();
+        silent.close();
+      },
+    };
+  }
+
+  it('refuses creates beyond maxQueued at once', async () => {
+    const database = await silentDatabase();
+    try {
+      const writer = createPlantWriter(database.prisma, {
+        maxBatchSize: 1,
+        maxConcurrentBatches: 1,
+        maxQueued: 3,
+        maxWaitMs: 200,
+      });
+      const started = performance.now();
+      const first = writer.create({ id: 1n, name: 'In flight' });
+      await new Promise((resolve) => setImmediate(resolve));
+      const waiting = [2n, 3n, 4n].map((id) => writer.create({ id, name: 'Waiting' }));
+      const refused = writer.create({ id: 5n, name: 'One too many' });
+      await expect(refused).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      expect(performance.now() - started).toBeLessThan(100);
+      const results = await Promise.allSettled([first, ...waiting]);
+      for (const result of results) {
+        expect(result.status).toBe('rejected');
+        if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(DatabaseUnavailableError);
+      }
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('answers 503 for creates that waited past maxWaitMs behind a slow but working statement', async () => {
+    // A unit fake: a database whose statements succeed, each after 400 ms.
+    const slow = {
+      $queryRaw: (_sql: TemplateStringsArray, ids: string[]) =>
+        new Promise((resolve) => setTimeout(() => resolve(ids.map((id) => ({ id: BigInt(id) }))), 400)),
+    } as unknown as PrismaClient;
+    const writer = createPlantWriter(slow, { maxBatchSize: 1, maxConcurrentBatches: 1, maxQueued: 10, maxWaitMs: 200 });
+    const first = writer.create({ id: 1n, name: 'Slow but fine' });
+    await new Promise((resolve) => setImmediate(resolve));
+    const late = [2n, 3n].map((id) => writer.create({ id, name: 'Waited too long' }));
+    expect(await first).toEqual({ plant: { id: 1n, name: 'Slow but fine' }, created: true });
+    for (const result of await Promise.allSettled(late)) {
+      expect(result.status).toBe('rejected');
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(DatabaseUnavailableError);
+    }
+  });
+
+  it('answers what is queued before close() resolves, and refuses creates after it', async () => {
+    const inserts = { count: 0 };
+    const storage = await createTestStorage('pglite');
+    const client = await openClient('pglite', storage, inserts);
+    try {
+      const writer = createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const pending = [1n, 2n, 3n].map((id) => writer.create({ id, name: 'Before close' }));
+      await writer.close();
+      const results = await Promise.allSettled(pending);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+      await expect(writer.create({ id: 4n, name: 'After close' })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    } finally {
+      await client.close();
+      await storage.dispose();
+    }
+  });
+});

@@ -10,16 +10,27 @@ export interface PlantWriterOptions {
   readonly maxBatchSize: number;
   /** Most statements in flight at once (at most the connection pool's size). */
   readonly maxConcurrentBatches: number;
+  /** Most creates waiting for a statement; more are refused at once (503: overloaded). */
+  readonly maxQueued: number;
+  /** How long a create may wait for its statement to start; then it is refused (503). */
+  readonly maxWaitMs: number;
 }
 
 interface PendingCreate {
   readonly plant: NewPlant;
+  readonly queuedAt: number;
   readonly resolve: (result: CreatePlantResult) => void;
   readonly reject: (error: unknown) => void;
 }
 
 export interface PlantWriter {
   create(plant: NewPlant): Promise<CreatePlantResult>;
+  /** Refuses new creates, and resolves once every queued and running one is answered. */
+  close(): Promise<void>;
+}
+
+function overloaded(reason: string): DatabaseUnavailableError {
+  return new DatabaseUnavailableError({ cause: new Error(reason) });
 }
 
 /**
@@ -35,6 +46,12 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
   const queue: PendingCreate[] = [];
   let inFlight = 0;
   let pumpScheduled = false;
+  let closed = false;
+  const idleWaiters: Array<() => void> = [];
+
+  function settleIdle(): void {
+    if (queue.length === 0 && inFlight === 0) for (const resolve of idleWaiters.splice(0)) resolve();
+  }
 
   /**
    * Starts the queued creates on the next turn of the event loop, not at once: every request
@@ -52,6 +69,14 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
   }
 
   function pump(): void {
+    // Creates that waited too long for a statement are answered 503 now rather than late: a
+    // client retries them, instead of holding a connection open behind a slow database. (This
+    // runs when a statement ends, so a create waits at most maxWaitMs plus one statement, and a
+    // statement at most the driver's query timeout.)
+    const deadline = performance.now() - options.maxWaitMs;
+    while (queue.length > 0 && (queue[0]?.queuedAt ?? Number.POSITIVE_INFINITY) < deadline) {
+      queue.shift()?.reject(overloaded(`waited over ${options.maxWaitMs} ms for the database`));
+    }
     while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight++;
@@ -68,15 +93,28 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
         .finally(() => {
           inFlight--;
           schedulePump();
+          settleIdle();
         });
     }
+    settleIdle();
   }
 
   return {
     create(plant) {
+      if (closed) return Promise.reject(overloaded('the database is closing'));
+      if (queue.length >= options.maxQueued) {
+        return Promise.reject(overloaded(`${queue.length} creates are already waiting for the database`));
+      }
       return new Promise((resolve, reject) => {
-        queue.push({ plant, resolve, reject });
+        queue.push({ plant, queuedAt: performance.now(), resolve, reject });
         schedulePump();
+      });
+    },
+    close() {
+      closed = true;
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
       });
     },
   };
