@@ -22,7 +22,7 @@ import { readProcessMemory, sampleRss } from './process-memory.js';
 import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
 import { type EngineRun, type Failure, type Point, type Scenario, scenarioLabel } from './results-model.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
-import { checkServer, createThrowawayDatabase } from './throwaway-postgres.js';
+import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
 
 /** Undo steps (stop processes, drop the database, delete folders), run in reverse, also on Ctrl-C. */
 class Cleanups {
@@ -238,7 +238,7 @@ async function createStorage(context: Context, engine: Engine): Promise<Storage>
   const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-${engine}-`));
   const removeDir = cleanups.add(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
   if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, url: undefined, dataDir, dispose: removeDir };
-  const database = await createThrowawayDatabase(context.options.serverUrl);
+  const database = await createBenchDatabase(context.options.serverUrl);
   progress(`postgres: created database ${database.name}`);
   const drop = cleanups.add(`drop database ${database.name}`, () => database.drop());
   return {

@@ -13,6 +13,23 @@ import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
 const LIMITS = { maxQueued: 10_000, maxWaitMs: 5_000 };
 
+/** A server that accepts connections and never answers: every connection attempt times out. */
+async function silentDatabase(connectionTimeoutMillis: number) {
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as AddressInfo;
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis }),
+  });
+  return {
+    prisma,
+    async close() {
+      await prisma.$disconnect();
+      silent.close();
+    },
+  };
+}
+
 /** A client as database.ts builds it, counting the INSERT statements it sends. */
 function countingClient(adapter: PrismaPg | PrismaPGlite, inserts: { count: number }): PrismaClient {
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
@@ -129,19 +146,10 @@ describe.each(testEngines())('group commit on %s', (engine) => {
 
 describe('group commit when the database is out of reach', () => {
   it('answers the batch and every create queued behind it with DatabaseUnavailableError, without waiting again', async () => {
-    // A server that accepts connections and never answers: each connection attempt times out.
-    const silent = createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const { port } = silent.address() as AddressInfo;
     const timeoutMs = 600;
-    const prisma = new PrismaClient({
-      adapter: new PrismaPg({
-        connectionString: `postgres://postgres@127.0.0.1:${port}/none`,
-        connectionTimeoutMillis: timeoutMs,
-      }),
-    });
+    const database = await silentDatabase(timeoutMs);
     try {
-      const writer = createPlantWriter(prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const writer = createPlantWriter(database.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
       const started = performance.now();
       const first = writer.create({ id: 1n, name: 'First' });
       // Let the first batch start, then queue more behind it.
@@ -157,8 +165,7 @@ describe('group commit when the database is out of reach', () => {
       expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 50);
       expect(elapsed).toBeLessThan(timeoutMs * 1.75);
     } finally {
-      await prisma.$disconnect();
-      silent.close();
+      await database.close();
     }
   });
 });
@@ -198,28 +205,8 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
 );
 
 describe('group commit limits', () => {
-  /** A server that accepts connections and never answers: statements never start. */
-  async function silentDatabase() {
-    const silent = createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const { port } = silent.address() as AddressInfo;
-    const prisma = new PrismaClient({
-      adapter: new PrismaPg({
-        connectionString: `postgres://postgres@127.0.0.1:${port}/none`,
-        connectionTimeoutMillis: 800,
-      }),
-    });
-    return {
-      prisma,
-      async close() {
-        await prisma.$disconnect();
-        silent.close();
-      },
-    };
-  }
-
   it('refuses creates beyond maxQueued at once', async () => {
-    const database = await silentDatabase();
+    const database = await silentDatabase(800);
     try {
       const writer = createPlantWriter(database.prisma, {
         maxBatchSize: 1,

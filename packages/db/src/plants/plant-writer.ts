@@ -142,16 +142,8 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
       only.reject(translateError(error));
       return undefined;
     }
-    let unavailable: unknown;
-    await Promise.all(
-      batch.map((pending) =>
-        createPlant(prisma, pending.plant).then(pending.resolve, (failure: unknown) => {
-          if (failure instanceof DatabaseUnavailableError) unavailable = failure;
-          pending.reject(failure);
-        }),
-      ),
-    );
-    return unavailable;
+    const outcomes = await Promise.all(batch.map((pending) => writeAlone(prisma, pending)));
+    return outcomes.find((unavailable) => unavailable !== undefined);
   }
 
   // A create whose id is alone in the batch and came back inserted it. Every other create (its
@@ -185,7 +177,7 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
       const row = stored.get(pending.plant.id);
       if (row === undefined) {
         // Deleted between our insert and our read: start over on its own.
-        await createPlant(prisma, pending.plant).then(pending.resolve, pending.reject);
+        await writeAlone(prisma, pending);
       } else if (hasSameContent(row, pending.plant)) {
         // Of several same-content creates of an id this batch inserted, the first made it.
         pending.resolve({ plant: toStoredPlant(row), created: insertedIds.delete(pending.plant.id) });
@@ -195,6 +187,20 @@ async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[])
     }),
   );
   return undefined;
+}
+
+/**
+ * Writes one create on its own (createPlant: insert, else judge the stored row) and settles it.
+ * Resolves to the DatabaseUnavailableError when that is how it failed, else to undefined.
+ */
+async function writeAlone(prisma: PrismaClient, pending: PendingCreate): Promise<unknown> {
+  try {
+    pending.resolve(await createPlant(prisma, pending.plant));
+    return undefined;
+  } catch (failure) {
+    pending.reject(failure);
+    return failure instanceof DatabaseUnavailableError ? failure : undefined;
+  }
 }
 
 /**
