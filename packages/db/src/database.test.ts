@@ -1,6 +1,13 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from './database.js';
-import { DataDirLockedError, PlantConflictError, TokenNameTakenError, TokenNotFoundError } from './errors.js';
+import {
+  DatabaseUnavailableError,
+  DataDirLockedError,
+  PlantConflictError,
+  TokenNameTakenError,
+  TokenNotFoundError,
+} from './errors.js';
 import { createTestStorage, type TestStorage, testEngines } from './testing.js';
 
 describe.each(testEngines())('repository on %s', (engine) => {
@@ -156,6 +163,33 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
       plant: { id: 2n ** 53n + 2n, name: 'reborn' },
       created: true,
     });
+  });
+});
+
+describe.each(testEngines().filter((engine) => engine === 'postgres'))('statement timeout on %s', (engine) => {
+  it('has the server cancel a statement stuck behind a lock: DatabaseUnavailableError, and the pool works on', async () => {
+    const storage = await createTestStorage(engine);
+    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir, poolSize: 1 });
+    const holder = new pg.Client({ connectionString: storage.databaseUrl });
+    try {
+      await holder.connect();
+      // Another session inserts id 1 and does not commit: an insert of id 1 must wait for it.
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO public.plants (id, name) VALUES (1, 'Held')`);
+      const started = performance.now();
+      await expect(db.createPlant({ id: 1n, name: 'Blocked' })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThan(800);
+      expect(waited).toBeLessThan(2_000);
+      await holder.query('ROLLBACK');
+      // The one pooled connection was cancelled by the server, not abandoned: it serves on.
+      expect(await db.createPlant({ id: 1n, name: 'Free now' })).toMatchObject({ created: true });
+      expect(await db.findPlant(1n)).toEqual({ id: 1n, name: 'Free now' });
+    } finally {
+      await holder.end();
+      await db.close();
+      await storage.dispose();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import type { ListPlantsQuery, NewPlant, StoredPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { lockDataDir } from './data-dir-lock.js';
 import type { DataDirLockedError } from './errors.js';
@@ -13,7 +14,7 @@ import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
 import { findPlant } from './plants/find-plant.js';
 import { listPlants, type PlantPage } from './plants/list-plants.js';
-import { createPlantWriter } from './plants/plant-writer.js';
+import { createPlantWriter, type SqlRunner } from './plants/plant-writer.js';
 import { translateError } from './prisma-errors.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
@@ -64,23 +65,35 @@ export interface Database {
 
 /** Opens the configured database and applies pending migrations. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const opened = options.url ? await openPostgres(options.url, options.poolSize ?? 16) : await openPGlite(options);
+  const opened = options.url
+    ? await openPostgres(options.url, options.poolSize ?? 16, options.observe)
+    : await openPGlite(options);
   return observeCalls(opened, options.observe);
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+async function openPostgres(url: string, poolSize: number, observe?: ObserveDatabaseCall): Promise<Database> {
   const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
-  const adapter = new PrismaPg({
+  // The pool is ours, shared by Prisma and by the group-commit writer's batch insert.
+  const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     // A request must fail fast (503 + Retry-After, within ~2 s) when the database is down or hung,
     // not hang: bounds the wait for a pooled connection or a new one...
     connectionTimeoutMillis: 1_000,
-    // ...and each query on an open one (a dead server leaves sockets open that never answer).
-    query_timeout: 1_000,
+    // ...makes the server cancel a statement that runs too long (the connection stays usable)...
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    // ...and bounds each query on an open one (a dead server leaves sockets open that never
+    // answer), a little later than the server's own cancel.
+    query_timeout: STATEMENT_TIMEOUT_MS + 100,
   });
-  const prisma = new PrismaClient({ adapter });
-  return createDatabase('postgres', prisma, applied, POSTGRES_WRITE_BATCHES, () => prisma.$disconnect());
+  // An idle connection that fails (the server restarts) is dropped by the pool and replaced on
+  // the next query; without a listener its error would end the process.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return createDatabase('postgres', prisma, pool, applied, POSTGRES_WRITE_BATCHES, observe, async () => {
+    await prisma.$disconnect();
+    await pool.end();
+  });
 }
 
 async function openPGlite(options: DatabaseOptions): Promise<Database> {
@@ -95,7 +108,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     const { applied } = await applyMigrations({ kind: 'pglite', client: pglite });
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
-    return createDatabase('pglite', prisma, applied, PGLITE_WRITE_BATCHES, async () => {
+    return createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options.observe, async () => {
       await prisma.$disconnect();
       await client.close();
       await release();
@@ -107,6 +120,8 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   }
 }
 
+/** The longest a statement may run on PostgreSQL before the server cancels it (a 503). */
+const STATEMENT_TIMEOUT_MS = 900;
 /** PGlite runs one statement at a time: more batches in flight would only queue. */
 const PGLITE_WRITE_BATCHES = 1;
 /**
@@ -129,18 +144,22 @@ const TOKEN_CACHE_MAX_ENTRIES = 10_000;
 function createDatabase(
   engine: DatabaseEngine,
   prisma: PrismaClient,
+  sql: SqlRunner,
   appliedMigrations: readonly string[],
   maxConcurrentWriteBatches: number,
+  observe: ObserveDatabaseCall | undefined,
   closeConnections: () => Promise<void>,
 ): Database {
   let closing: Promise<void> | undefined;
-  const writer = createPlantWriter(prisma, {
+  const writer = createPlantWriter(sql, prisma, {
     maxBatchSize: MAX_WRITE_BATCH,
     maxConcurrentBatches: maxConcurrentWriteBatches,
     maxQueued: MAX_QUEUED_CREATES,
     maxWaitMs: MAX_CREATE_WAIT_MS,
   });
-  const tokens = createTokenCache((token) => authenticateToken(prisma, token), {
+  // Timed inside the cache: the metric shows the database's lookups, not the cache's answers.
+  const lookUpToken = observed('authenticateToken', observe, (token: string) => authenticateToken(prisma, token));
+  const tokens = createTokenCache(lookUpToken, {
     ttlMs: TOKEN_CACHE_TTL_MS,
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
   });
@@ -193,7 +212,6 @@ function observeCalls(db: Database, observe: ObserveDatabaseCall | undefined): D
     findPlant: observed('findPlant', observe, db.findPlant),
     listPlants: observed('listPlants', observe, db.listPlants),
     deletePlant: observed('deletePlant', observe, db.deletePlant),
-    authenticateToken: observed('authenticateToken', observe, db.authenticateToken),
     ping: observed('ping', observe, db.ping),
   };
 }

@@ -6,8 +6,13 @@ import type { Context } from 'koa';
  * which throws on bigint ids; this writes them as exact JSON integers.
  */
 export function respondJson(ctx: Context, status: number, value: unknown): void {
+  respondJsonText(ctx, status, stringifyJson(value));
+}
+
+/** A response whose JSON text is already written. */
+export function respondJsonText(ctx: Context, status: number, json: string): void {
   ctx.status = status;
-  // Set as a header, not through ctx.type, which looks the media type up on every response.
-  ctx.set('Content-Type', 'application/json; charset=utf-8');
-  ctx.body = stringifyJson(value);
+  // Straight onto the response: ctx.type would look the media type up on every response.
+  ctx.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  ctx.body = json;
 }

@@ -67,6 +67,7 @@ export function createServiceMetrics(): ServiceMetrics {
     string,
     { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof requestDuration.labels> }
   >();
+  const databaseByLabels = new Map<string, ReturnType<typeof databaseDuration.labels>>();
   return {
     registry,
     observeRequest({ method, route, status, durationSeconds }) {
@@ -81,7 +82,13 @@ export function createServiceMetrics(): ServiceMetrics {
       child.duration.observe(durationSeconds);
     },
     observeDatabaseCall({ operation, outcome, durationSeconds }) {
-      databaseDuration.observe({ operation, outcome }, durationSeconds);
+      const key = `${operation} ${outcome}`;
+      let child = databaseByLabels.get(key);
+      if (!child) {
+        child = databaseDuration.labels({ operation, outcome });
+        databaseByLabels.set(key, child);
+      }
+      child.observe(durationSeconds);
     },
   };
 }

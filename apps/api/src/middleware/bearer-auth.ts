@@ -36,7 +36,7 @@ export function parseBearerToken(header: string): string | null {
  */
 export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middleware<AppState> {
   return async (ctx, next) => {
-    const header = ctx.get('Authorization');
+    const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
       throw new ApiError(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, {
         headers: { 'WWW-Authenticate': REALM },

@@ -3,7 +3,7 @@ import { ErrorCode } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import { ApiError } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
-import { respondJson } from '../http/respond-json.js';
+import { respondJsonText } from '../http/respond-json.js';
 
 /** Seconds a client should wait before retrying when the database is unavailable. */
 const RETRY_AFTER_SECONDS = '1';
@@ -38,8 +38,9 @@ export function handleErrors(): Middleware<AppState> {
       }
       const faultStatus = ctx.state.clientFaultStatus;
       const status = faultStatus !== undefined && CLIENT_FAULT_CODES.has(apiError.code) ? faultStatus : apiError.status;
-      ctx.set(apiError.headers);
-      respondJson(ctx, status, { error: apiError.code, message: apiError.message });
+      for (const [name, value] of Object.entries(apiError.headers)) ctx.res.setHeader(name, value);
+      // Both fields are a number and a string: JSON.stringify writes them exactly.
+      respondJsonText(ctx, status, JSON.stringify({ error: apiError.code, message: apiError.message }));
     }
   };
 }

@@ -14,6 +14,15 @@ export function bodyTooLargeMessage(limitBytes: number | string): string {
   return `request body is larger than the limit of ${limitBytes} bytes`;
 }
 
+/** Content-Type values that need no parsing: JSON, in UTF-8 (the default or said so). */
+const COMMON_JSON_TYPES: ReadonlySet<string> = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=utf-8',
+  'application/json; charset=UTF-8',
+  'application/json;charset=UTF-8',
+]);
+
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -34,15 +43,23 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
   const readBody = bodyParser(readOptions);
 
   return async (ctx, next) => {
-    const type = ctx.request.is('application/json');
-    // null: no body at all (neither Content-Length nor Transfer-Encoding); or an empty one.
-    if (type === null || ctx.request.length === 0) throw invalidRequest('request body is missing');
-    if (type === false) {
-      throw new ApiError(ErrorCode.UnsupportedMediaType, NOT_JSON_MESSAGE);
-    }
-    const charset = ctx.request.charset.toLowerCase();
-    if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
+    const { headers } = ctx.req;
+    if (COMMON_JSON_TYPES.has(headers['content-type'] ?? '')) {
+      // The usual header, spelled exactly: no media-type parsing needed. As type-is's hasBody:
+      // a body is announced by Transfer-Encoding or by a Content-Length.
+      const announced = headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined;
+      if (!announced || ctx.request.length === 0) throw invalidRequest('request body is missing');
+    } else {
+      const type = ctx.request.is('application/json');
+      // null: no body at all (neither Content-Length nor Transfer-Encoding); or an empty one.
+      if (type === null || ctx.request.length === 0) throw invalidRequest('request body is missing');
+      if (type === false) {
+        throw new ApiError(ErrorCode.UnsupportedMediaType, NOT_JSON_MESSAGE);
+      }
+      const charset = ctx.request.charset.toLowerCase();
+      if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+        throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
+      }
     }
     try {
       await readBody(ctx, async () => {});

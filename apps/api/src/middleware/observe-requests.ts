@@ -17,12 +17,15 @@ export interface ObserveRequestsOptions {
  * response is ready writes one access line and records the request's metrics. The line has
  * chosen fields only: never headers, the raw path or query, or the body.
  */
+const REQUEST_ID_HEADER_LOWER = REQUEST_ID_HEADER.toLowerCase();
+
 export function observeRequests({ log, metrics }: ObserveRequestsOptions): Middleware<AppState> {
   return async (ctx, next) => {
     const started = performance.now();
-    const requestId = readRequestId(ctx.get(REQUEST_ID_HEADER) || undefined);
+    const header = ctx.req.headers[REQUEST_ID_HEADER_LOWER];
+    const requestId = readRequestId(typeof header === 'string' && header !== '' ? header : undefined);
     ctx.state.requestId = requestId;
-    ctx.set(REQUEST_ID_HEADER, requestId);
+    ctx.res.setHeader(REQUEST_ID_HEADER, requestId);
     let failed = false;
     try {
       await next();

@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { NewPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from '../migrate.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import { createPlantWriter, type PlantWriter } from './plant-writer.js';
+import { createPlantWriter, type PlantWriter, type SqlRunner } from './plant-writer.js';
 
 const LIMITS = { maxQueued: 10_000, maxWaitMs: 5_000 };
 
@@ -18,39 +19,58 @@ async function silentDatabase(connectionTimeoutMillis: number) {
   const silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const { port } = silent.address() as AddressInfo;
-  const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis }),
-  });
+  const pool = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
+    sql: pool as SqlRunner,
     async close() {
       await prisma.$disconnect();
+      await pool.end();
       silent.close();
     },
   };
 }
 
-/** A client as database.ts builds it, counting the INSERT statements it sends. */
-function countingClient(adapter: PrismaPg | PrismaPGlite, inserts: { count: number }): PrismaClient {
+/**
+ * The driver and the Prisma client on it, as database.ts builds them, counting the INSERT
+ * statements sent through either.
+ */
+function counting(driver: SqlRunner, adapter: PrismaPg | PrismaPGlite, inserts: { count: number }) {
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   prisma.$on('query', (event) => {
     if (/^\s*INSERT/i.test(event.query)) inserts.count++;
   });
-  return prisma;
+  const sql: SqlRunner = {
+    query(text, values) {
+      if (/^\s*INSERT/i.test(text)) inserts.count++;
+      return driver.query(text, values);
+    },
+  };
+  return { prisma, sql };
 }
 
 async function openClient(engine: string, storage: TestStorage, inserts: { count: number }) {
   if (engine === 'postgres') {
     const url = storage.databaseUrl ?? '';
     await applyMigrations({ kind: 'postgres', connectionString: url });
-    const prisma = countingClient(new PrismaPg({ connectionString: url, max: 8 }), inserts);
-    return { prisma, close: () => prisma.$disconnect() };
+    const pool = new pg.Pool({ connectionString: url, max: 8 });
+    const { prisma, sql } = counting(pool, new PrismaPg(pool), inserts);
+    return {
+      prisma,
+      sql,
+      async close() {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
   }
   const pglite = await PGlite.create(join(storage.dataDir, 'pgdata'));
   await applyMigrations({ kind: 'pglite', client: pglite });
-  const prisma = countingClient(new PrismaPGlite(pglite), inserts);
+  const { prisma, sql } = counting(pglite, new PrismaPGlite(pglite), inserts);
   return {
     prisma,
+    sql,
     async close() {
       await prisma.$disconnect();
       await pglite.close();
@@ -67,7 +87,7 @@ describe.each(testEngines())('group commit on %s', (engine) => {
   beforeAll(async () => {
     storage = await createTestStorage(engine);
     client = await openClient(engine, storage, inserts);
-    writer = createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
+    writer = createPlantWriter(client.sql, client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
   });
   afterAll(async () => {
     await client?.close();
@@ -149,7 +169,11 @@ describe('group commit when the database is out of reach', () => {
     const timeoutMs = 600;
     const database = await silentDatabase(timeoutMs);
     try {
-      const writer = createPlantWriter(database.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const writer = createPlantWriter(database.sql, database.prisma, {
+        ...LIMITS,
+        maxBatchSize: 64,
+        maxConcurrentBatches: 1,
+      });
       const started = performance.now();
       const first = writer.create({ id: 1n, name: 'First' });
       // Let the first batch start, then queue more behind it.
@@ -186,7 +210,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
 
     it('never deadlocks two writers inserting the same ids in opposite orders', async () => {
       const [a, b] = clients.map((client) =>
-        createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
+        createPlantWriter(client.sql, client.prisma, { ...LIMITS, maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
       );
       if (!a || !b) throw new Error('two clients expected');
       for (let round = 0n; round < 5n; round++) {
@@ -208,7 +232,7 @@ describe('group commit limits', () => {
   it('refuses creates beyond maxQueued at once', async () => {
     const database = await silentDatabase(800);
     try {
-      const writer = createPlantWriter(database.prisma, {
+      const writer = createPlantWriter(database.sql, database.prisma, {
         maxBatchSize: 1,
         maxConcurrentBatches: 1,
         maxQueued: 3,
@@ -233,11 +257,18 @@ describe('group commit limits', () => {
 
   it('answers 503 for creates that waited past maxWaitMs behind a slow but working statement', async () => {
     // A unit fake: a database whose statements succeed, each after 400 ms.
-    const slow = {
-      $queryRaw: (_sql: TemplateStringsArray, ids: string[]) =>
-        new Promise((resolve) => setTimeout(() => resolve(ids.map((id) => ({ id: BigInt(id) }))), 400)),
-    } as unknown as PrismaClient;
-    const writer = createPlantWriter(slow, { maxBatchSize: 1, maxConcurrentBatches: 1, maxQueued: 10, maxWaitMs: 200 });
+    const slow: SqlRunner = {
+      query: <TRow>(_text: string, [ids]: unknown[]) =>
+        new Promise<{ rows: TRow[] }>((resolve) =>
+          setTimeout(() => resolve({ rows: (ids as string[]).map((id) => ({ id }) as TRow) }), 400),
+        ),
+    };
+    const writer = createPlantWriter(slow, {} as PrismaClient, {
+      maxBatchSize: 1,
+      maxConcurrentBatches: 1,
+      maxQueued: 10,
+      maxWaitMs: 200,
+    });
     const first = writer.create({ id: 1n, name: 'Slow but fine' });
     await new Promise((resolve) => setImmediate(resolve));
     const late = [2n, 3n].map((id) => writer.create({ id, name: 'Waited too long' }));
@@ -253,7 +284,11 @@ describe('group commit limits', () => {
     const storage = await createTestStorage('pglite');
     const client = await openClient('pglite', storage, inserts);
     try {
-      const writer = createPlantWriter(client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 1 });
+      const writer = createPlantWriter(client.sql, client.prisma, {
+        ...LIMITS,
+        maxBatchSize: 64,
+        maxConcurrentBatches: 1,
+      });
       const pending = [1n, 2n, 3n].map((id) => writer.create({ id, name: 'Before close' }));
       await writer.close();
       const results = await Promise.allSettled(pending);

@@ -16,6 +16,14 @@ export interface PlantWriterOptions {
   readonly maxWaitMs: number;
 }
 
+/**
+ * The driver under Prisma (a pg Pool, or the PGlite instance): both answer `query(text, values)`
+ * with `{ rows }`. The batch insert goes straight to it (see insertBatch).
+ */
+export interface SqlRunner {
+  query<TRow>(text: string, values: unknown[]): Promise<{ rows: TRow[] }>;
+}
+
 interface PendingCreate {
   readonly plant: NewPlant;
   readonly queuedAt: number;
@@ -42,7 +50,7 @@ function overloaded(reason: string): DatabaseUnavailableError {
  * judged against the committed row, including a row written earlier in the same batch.
  * Nothing resolves before its statement has committed.
  */
-export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOptions): PlantWriter {
+export function createPlantWriter(sql: SqlRunner, prisma: PrismaClient, options: PlantWriterOptions): PlantWriter {
   const queue: PendingCreate[] = [];
   let inFlight = 0;
   let pumpScheduled = false;
@@ -80,7 +88,7 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
     while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight++;
-      void writeBatch(prisma, batch)
+      void writeBatch(sql, prisma, batch)
         .then((unavailable) => {
           // The database is out of reach: what waits behind this batch would wait a whole
           // timeout more for the same answer. Answer it now (503, retry) instead.
@@ -124,11 +132,10 @@ export function createPlantWriter(prisma: PrismaClient, options: PlantWriterOpti
  * Writes one batch and settles each of its creates; never throws. Resolves to the
  * DatabaseUnavailableError when the database was out of reach, else to undefined.
  */
-async function writeBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<unknown> {
+async function writeBatch(sql: SqlRunner, prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<unknown> {
   let insertedIds: Set<bigint>;
   try {
-    const inserted = await insertBatch(prisma, batch);
-    insertedIds = new Set(inserted.map((row) => row.id));
+    insertedIds = await insertBatch(sql, batch);
   } catch (error) {
     if (isUnavailable(error)) {
       const unavailable = translateError(error);
@@ -203,14 +210,21 @@ async function writeAlone(prisma: PrismaClient, pending: PendingCreate): Promise
   }
 }
 
+/** The batch insert: its text never changes, whatever the batch size (see insertBatch). */
+export const INSERT_BATCH_SQL = `INSERT INTO public.plants (id, name, tag)
+SELECT * FROM unnest($1::text[]::bigint[], $2::text[], $3::text[])
+ON CONFLICT (id) DO NOTHING
+RETURNING id::text AS id`;
+
 /**
  * One statement for the whole batch, whatever its size: the columns travel as three arrays, so
- * the SQL text never changes and Prisma compiles it once (Prisma's createManyAndReturn writes a
- * VALUES list whose shape changes with the row count, and cost about four times the CPU per
- * row, measured). Ids go as decimal text and are cast in the database: exact, never a double.
- * `created_at` takes its column default, as with Prisma's create.
+ * the SQL text never changes. It goes to the driver, not through Prisma: it is the hottest
+ * statement of the service, and Prisma's raw-query path cost more CPU than the driver's whole
+ * round trip (measured on a 36-row batch: about 690 us against 290 us). Ids go both ways as
+ * decimal text, cast in the database: exact, never a double, the same on both drivers.
+ * `created_at` takes its column default, as with Prisma's create. Resolves to the ids inserted.
  */
-function insertBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Promise<{ id: bigint }[]> {
+async function insertBatch(sql: SqlRunner, batch: readonly PendingCreate[]): Promise<Set<bigint>> {
   // Rows go in ascending id order: an insert waits on an id another session inserted but has
   // not committed yet, so two replicas writing [x, y] and [y, x] would deadlock. One order for
   // every session cannot. The sort is stable: of repeated ids, the first to arrive is inserted.
@@ -218,11 +232,8 @@ function insertBatch(prisma: PrismaClient, batch: readonly PendingCreate[]): Pro
   const ids = rows.map((plant) => plant.id.toString());
   const names = rows.map((plant) => plant.name);
   const tags = rows.map((plant) => plant.tag ?? null);
-  return prisma.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO public.plants (id, name, tag)
-    SELECT * FROM unnest(${ids}::text[]::bigint[], ${names}::text[], ${tags}::text[])
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id`;
+  const { rows: inserted } = await sql.query<{ id: string }>(INSERT_BATCH_SQL, [ids, names, tags]);
+  return new Set(inserted.map((row) => BigInt(row.id)));
 }
 
 function rowOf(plant: NewPlant): PlantRow {

@@ -1,5 +1,5 @@
+import { hash } from 'node:crypto';
 import type { TokenRecord } from './token-record.js';
-import { hashToken } from './token-secret.js';
 
 export interface TokenCacheOptions {
   /** How long an answer (a record, or "no such active token") is reused. 0 turns caching off. */
@@ -33,7 +33,8 @@ export function createTokenCache(
   return {
     authenticate(token) {
       if (options.ttlMs <= 0) return lookUp(token);
-      const key = Buffer.from(hashToken(token)).toString('base64');
+      // One-shot hashing: no Hash object per request (this runs on every authenticated call).
+      const key = hash('sha256', token, 'base64');
       const now = performance.now();
       const cached = entries.get(key);
       if (cached && cached.expiresAt > now) return cached.answer;
