@@ -10,6 +10,11 @@ export interface BenchOptions {
   /** Seconds of load before each point, not measured. */
   readonly warmupSeconds: number;
   readonly concurrencies: readonly number[];
+  /**
+   * Times the whole sequence runs, round after round; each point reports its median round. One
+   * run of a point varies by 20-40% on a small shared machine: one round alone decides little.
+   */
+  readonly rounds: number;
   readonly engines: readonly Engine[];
   /** The PostgreSQL server on which a throwaway database is created (and dropped). */
   readonly serverUrl: string;
@@ -31,6 +36,8 @@ export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant
   --duration SECONDS     measured seconds per point          (BENCH_DURATION_SECONDS, default 5)
   --warmup SECONDS       unmeasured load before each point   (BENCH_WARMUP_SECONDS, default 2)
   --concurrency LIST     comma-separated, e.g. 1,16,64,256   (BENCH_CONCURRENCY, default 1,16,64,256)
+  --rounds N             whole sequence N times, 1 to 20     (BENCH_ROUNDS, default 3)
+                         (each point reports its median-req/s round)
   --engines LIST         postgres,pglite                     (BENCH_ENGINES, default both)
   --database-url URL     PostgreSQL server for a throwaway database
                          (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
@@ -54,6 +61,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
       duration: { type: 'string' },
       warmup: { type: 'string' },
       concurrency: { type: 'string' },
+      rounds: { type: 'string' },
       engines: { type: 'string' },
       'database-url': { type: 'string' },
       'raw-pool-cap': { type: 'string' },
@@ -73,6 +81,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     concurrencies: parseList(pick(values.concurrency, 'BENCH_CONCURRENCY') ?? '1,16,64,256', 'concurrency').map(
       (item) => parseInteger(item, 'concurrency', 1, 10_000),
     ),
+    rounds: parseInteger(pick(values.rounds, 'BENCH_ROUNDS') ?? '3', 'rounds', 1, 20),
     engines: parseList(pick(values.engines, 'BENCH_ENGINES') ?? ENGINES.join(','), 'engines').map(parseEngine),
     serverUrl: parseUrl(
       pick(values['database-url'], 'BENCH_DATABASE_URL') ?? 'postgres://postgres@127.0.0.1:5432/test',

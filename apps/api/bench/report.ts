@@ -2,7 +2,8 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import type { BudgetLine } from './budget.js';
 import { formatCpu, formatMegabytes, formatMs, formatRate } from './figures.js';
 import type { BenchOptions } from './options.js';
-import { type EngineRun, type Failure, type Point, ratiosOf, scenarioLabel } from './results-model.js';
+import { type Failure, type RowCheck, ratiosOf, scenarioLabel } from './results-model.js';
+import type { EngineSummary, PointOverRounds } from './rounds.js';
 
 export interface MachineInfo {
   readonly cpus: number;
@@ -28,10 +29,16 @@ export function describeMachine(gitCommit: string | null): MachineInfo {
   };
 }
 
-const COLUMNS = [
+type Column = readonly [title: string, align: 'left' | 'right'];
+
+/** Shown only when a point had several rounds: with one, it would repeat req/s. */
+const SPREAD_TITLE = 'rounds min-max';
+
+const COLUMNS: readonly Column[] = [
   ['scenario', 'left'],
   ['conc', 'right'],
   ['req/s', 'right'],
+  [SPREAD_TITLE, 'right'],
   ['p50 ms', 'right'],
   ['p99 ms', 'right'],
   ['non-2xx', 'right'],
@@ -41,10 +48,17 @@ const COLUMNS = [
   ['CPU% srv/gen/all', 'right'],
   ['x http', 'right'],
   ['x db', 'right'],
-] as const;
+];
 
-/** One row per scenario and concurrency; ratios against the ceilings at the same concurrency. */
-export function formatTable(points: readonly Point[]): string {
+/**
+ * One row per scenario and concurrency, each the point's median round; ratios against the
+ * ceilings (their median rounds) at the same concurrency. With several rounds, a column shows
+ * the lowest and highest req/s of the rounds, and `n=2` where a point has fewer than the others.
+ */
+export function formatTable(points: readonly PointOverRounds[]): string {
+  const mostRounds = Math.max(0, ...points.map((point) => point.rounds.length));
+  const shown = (_: unknown, index: number) => COLUMNS[index]?.[0] !== SPREAD_TITLE || mostRounds > 1;
+  const columns = COLUMNS.filter(shown);
   const rows = points.map((point) => {
     const m = point.measurement;
     const ratios = ratiosOf(point, points);
@@ -52,6 +66,7 @@ export function formatTable(points: readonly Point[]): string {
       scenarioLabel(point.scenario, point.engine),
       String(point.concurrency),
       formatRate(m.perSecond),
+      formatSpread(point.rounds, mostRounds),
       formatMs(m.p50Ms),
       formatMs(m.p99Ms),
       point.scenario === 'raw-insert' ? '-' : String(m.non2xx),
@@ -61,14 +76,14 @@ export function formatTable(points: readonly Point[]): string {
       formatCpu(point.cpu),
       ratios.toHttpCeiling === null ? '' : `${ratios.toHttpCeiling.toFixed(2)}x`,
       ratios.toDatabaseCeiling === null ? '' : `${ratios.toDatabaseCeiling.toFixed(2)}x`,
-    ];
+    ].filter(shown);
   });
-  const widths = COLUMNS.map(([title], index) => Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)));
+  const widths = columns.map(([title], index) => Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)));
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, index) => {
         const width = widths[index] ?? 0;
-        return COLUMNS[index]?.[1] === 'left' ? cell.padEnd(width) : cell.padStart(width);
+        return columns[index]?.[1] === 'left' ? cell.padEnd(width) : cell.padStart(width);
       })
       .join('  ')
       .trimEnd();
@@ -80,27 +95,30 @@ export function formatTable(points: readonly Point[]): string {
     if (previous && (current?.scenario !== previous.scenario || current?.engine !== previous.engine)) body.push('');
     body.push(line(row));
   });
-  return [line(COLUMNS.map(([title]) => title)), separator, ...body].join('\n');
+  return [line(columns.map(([title]) => title)), separator, ...body].join('\n');
+}
+
+/** `20,512-33,010`: the rounds' lowest and highest rate. */
+function formatSpread(rates: readonly number[], mostRounds: number): string {
+  const spread = `${formatRate(Math.min(...rates))}-${formatRate(Math.max(...rates))}`;
+  return rates.length < mostRounds ? `${spread} n=${rates.length}` : spread;
 }
 
 export function formatSummary(
   machine: MachineInfo,
   options: BenchOptions,
-  runs: readonly EngineRun[],
+  engines: readonly EngineSummary[],
   budget: readonly BudgetLine[],
   failures: readonly Failure[],
 ): string {
   const lines: string[] = [];
-  for (const run of runs) {
-    const peak = run.servicePeakRssBytes === null ? '-' : `${formatMegabytes(run.servicePeakRssBytes)} MB`;
-    const check = run.rowCheck;
-    const rows =
-      check === null
-        ? 'rows not checked'
-        : `${check.rows ?? '?'} rows in plants for ${check.created} creates answered 200 (+ up to ${check.unanswered} ` +
-          `unanswered at the end of runs)${check.ok ? '' : ' MISMATCH: not every 200 was a new row'}`;
-    const version = run.databaseVersion?.split(' on ')[0] ?? 'version unknown';
-    lines.push(`${run.engine} (${version}): service peak RSS (VmHWM) ${peak}; ${rows}`);
+  for (const engine of engines) {
+    const peak = engine.servicePeakRssBytes === null ? '-' : `${formatMegabytes(engine.servicePeakRssBytes)} MB`;
+    const highest = engine.rounds > 1 ? `, highest of ${engine.rounds} rounds` : '';
+    const version = engine.databaseVersion?.split(' on ')[0] ?? 'version unknown';
+    lines.push(
+      `${engine.engine} (${version}): service peak RSS (VmHWM${highest}) ${peak}; ${describeRowChecks(engine)}`,
+    );
   }
   lines.push('', 'Budget:');
   for (const item of budget) lines.push(`${item.verdict}  ${item.target}: ${item.detail}`);
@@ -108,8 +126,8 @@ export function formatSummary(
   lines.push(
     '',
     `${machine.cpus} CPUs (${machine.cpuModel}), ${machine.totalMemoryMB} MB, ${machine.os}, Node ${machine.node}; ` +
-      `${options.durationSeconds} s per point after ${options.warmupSeconds} s of warm-up; the load generator, ` +
-      'the process under test and PostgreSQL share these CPUs.',
+      `${options.durationSeconds} s per point after ${options.warmupSeconds} s of warm-up${describeRounds(options.rounds)}; ` +
+      'the load generator, the process under test and PostgreSQL share these CPUs.',
   );
   // Only the load before the run tells of other work: during it, the bench itself loads every CPU.
   if (machine.loadAverageAtStart > machine.cpus * 0.75) {
@@ -119,6 +137,30 @@ export function formatSummary(
     );
   }
   return lines.join('\n');
+}
+
+/** Each round checks its own storage; the counts are summed, and a mismatch in any round is shown. */
+function describeRowChecks(engine: EngineSummary): string {
+  const checks = engine.rowChecks;
+  if (checks.length === 0) return 'rows not checked';
+  const sum = (pick: (check: RowCheck) => number) => checks.reduce((total, check) => total + pick(check), 0);
+  const rows = checks.some((check) => check.rows === null) ? '?' : String(sum((check) => check.rows ?? 0));
+  const failed = checks.filter((check) => !check.ok).length;
+  const summed = checks.length > 1 ? `, summed over ${checks.length} rounds, each checked on its own` : '';
+  const mismatch =
+    failed === 0
+      ? ''
+      : ` MISMATCH${checks.length > 1 ? ` in ${failed} of ${checks.length} rounds` : ''}: not every 200 was a new row`;
+  return (
+    `${rows} rows in plants for ${sum((check) => check.created)} creates answered 200 (+ up to ` +
+    `${sum((check) => check.unanswered)} unanswered at the end of runs)${summed}${mismatch}`
+  );
+}
+
+function describeRounds(rounds: number): string {
+  return rounds > 1
+    ? `, ${rounds} rounds: each point is its median-req/s round (the lower middle one for an even count)`
+    : '';
 }
 
 export interface JsonReport {
@@ -135,8 +177,8 @@ export function toJsonReport(
   date: Date,
   machine: MachineInfo,
   options: BenchOptions,
-  points: readonly Point[],
-  runs: readonly EngineRun[],
+  points: readonly PointOverRounds[],
+  engines: readonly EngineSummary[],
   budget: readonly BudgetLine[],
   failures: readonly Failure[],
 ): JsonReport {
@@ -147,11 +189,16 @@ export function toJsonReport(
       durationSeconds: options.durationSeconds,
       warmupSeconds: options.warmupSeconds,
       concurrencies: options.concurrencies,
+      rounds: options.rounds,
       engines: options.engines,
       rawInsertPool: `min(concurrency, ${options.rawPoolCap}) connections`,
       servicePoolSize: options.servicePoolSize ?? 'service default (DATABASE_POOL_SIZE unset)',
       service: 'node dist/index.js, NODE_ENV=production, LOG_LEVEL=warn',
       latency: 'per response, microsecond resolution, warm-up excluded',
+      method:
+        "the whole sequence runs once per round; each point's figures (latency, counts, CPU, ratios) are its round " +
+        "with the median req/s (the lower middle one for an even count); rounds lists every round's req/s, " +
+        'medianRoundIndex the one reported, totals the counts summed over all rounds, peakRssMB the highest of the rounds',
       cpu: 'percent of one core over the measured window: server (service or bare HTTP server), load generator (autocannon in the bench process, or the raw insert loop), machine (all processes)',
     },
     points: points.map((point) => {
@@ -163,6 +210,8 @@ export function toJsonReport(
         engine: point.engine,
         concurrency: point.concurrency,
         perSecond: round(m.perSecond, 1),
+        rounds: point.rounds.map((rate) => round(rate, 1)),
+        medianRoundIndex: point.medianRound,
         p50Ms: round(m.p50Ms, 3),
         p99Ms: round(m.p99Ms, 3),
         completed: m.completed,
@@ -172,6 +221,7 @@ export function toJsonReport(
         errors: m.errors,
         timeouts: m.timeouts,
         statusCodes: m.statusCodes,
+        totals: point.totals,
         peakRssMB: point.peakRssBytes === null ? null : round(point.peakRssBytes / 1024 / 1024, 1),
         cpuPercentOfOneCore: point.cpu,
         ratioToHttpCeiling: ratios.toHttpCeiling === null ? null : round(ratios.toHttpCeiling, 3),
@@ -179,11 +229,12 @@ export function toJsonReport(
         ...(point.connections === undefined ? {} : { connections: point.connections }),
       };
     }),
-    engines: runs.map((run) => ({
-      engine: run.engine,
-      databaseVersion: run.databaseVersion,
-      servicePeakRssMB: run.servicePeakRssBytes === null ? null : round(run.servicePeakRssBytes / 1024 / 1024, 1),
-      rowCheck: run.rowCheck,
+    engines: engines.map((engine) => ({
+      engine: engine.engine,
+      databaseVersion: engine.databaseVersion,
+      rounds: engine.rounds,
+      servicePeakRssMB: engine.servicePeakRssBytes === null ? null : round(engine.servicePeakRssBytes / 1024 / 1024, 1),
+      rowChecks: engine.rowChecks,
     })),
     budget,
     failures,

@@ -57,12 +57,12 @@ export function scenarioLabel(scenario: Scenario, engine: Engine | null): string
   }
 }
 
-export function findPoint(
-  points: readonly Point[],
+export function findPoint<P extends Point>(
+  points: readonly P[],
   scenario: Scenario,
   engine: Engine | null,
   concurrency: number,
-): Point | undefined {
+): P | undefined {
   return points.find(
     (point) => point.scenario === scenario && point.engine === engine && point.concurrency === concurrency,
   );

@@ -2,8 +2,10 @@
  * `pnpm bench`: builds (through turbo), starts the built service as a child process, and loads
  * `POST /plants` with autocannon at each concurrency on PostgreSQL and on the embedded database,
  * beside two ceilings measured on the same machine at the same concurrency: a bare node:http
- * server (HTTP) and raw single-row INSERTs through the driver (database). Prints a table and the
- * budget's PASS/FAIL lines, and writes the same as JSON (bench/results/latest.json).
+ * server (HTTP) and raw single-row INSERTs through the driver (database). The whole sequence runs
+ * `--rounds` times, round after round, and each point reports its median round (see rounds.ts).
+ * Prints a table and the budget's PASS/FAIL lines, and writes the same as JSON
+ * (bench/results/latest.json).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './optio
 import { readProcessMemory, sampleRss } from './process-memory.js';
 import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
 import { type EngineRun, type Failure, type Point, type Scenario, scenarioLabel } from './results-model.js';
+import { mergeRounds, summarizeEngines } from './rounds.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
 import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
 
@@ -57,9 +60,13 @@ const progress = (text: string) => process.stderr.write(`${text}\n`);
 /** Same size as a real token, so the ceiling parses the same request bytes. */
 const CEILING_TOKEN = `pst_${'x'.repeat(43)}`;
 
+/** What one round's stages share. */
 interface Context {
   readonly options: BenchOptions;
   readonly logDir: string;
+  /** From 1: names the round's stages in failures, and its log files when there are several rounds. */
+  readonly round: number;
+  /** This round's points. */
   readonly points: Point[];
   readonly failures: Failure[];
   /** One sequence for every request of the run: an id is never sent twice. */
@@ -100,39 +107,57 @@ async function main(): Promise<number> {
   const started = new Date();
   const machine = describeMachine(gitCommit(options.apiRoot));
   const pointCount = options.concurrencies.length * (1 + 3 * options.engines.length);
-  const estimate = pointCount * (options.durationSeconds + options.warmupSeconds) + 20 * options.engines.length;
+  // About 20 s per engine and round to create storage, issue a token and start the processes.
+  const roundSeconds = pointCount * (options.durationSeconds + options.warmupSeconds) + 20 * options.engines.length;
   progress(
-    `Plant Store bench: ${pointCount} points of ${options.durationSeconds} s (+${options.warmupSeconds} s warm-up), ` +
-      `concurrency ${options.concurrencies.join(', ')}, about ${Math.ceil(estimate / 60)} min. Logs: ${logDir}`,
+    `Plant Store bench: ${options.rounds} round${options.rounds > 1 ? 's' : ''} of ${pointCount} points of ` +
+      `${options.durationSeconds} s (+${options.warmupSeconds} s warm-up), concurrency ` +
+      `${options.concurrencies.join(', ')}, about ${minutes(roundSeconds * options.rounds)} min. Logs: ${logDir}`,
   );
 
-  const context: Context = { options, logDir, points: [], failures: [], nextId: createIdSequence() };
-  const runs: EngineRun[] = [];
+  const failures: Failure[] = [];
+  const nextId = createIdSequence();
+  const roundPoints: Point[][] = [];
+  const roundRuns: EngineRun[][] = [];
   try {
-    await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
-    for (const engine of options.engines) {
-      const run = await runStage(context, engine, () => benchEngine(context, engine));
-      if (run) runs.push(run);
+    for (let round = 1; round <= options.rounds; round += 1) {
+      if (options.rounds > 1) {
+        // After the first round, the rounds so far are a better guess than the estimate.
+        const elapsed = (Date.now() - started.getTime()) / 1000;
+        const perRound = round === 1 ? roundSeconds : elapsed / (round - 1);
+        const left = minutes(perRound * (options.rounds - round + 1));
+        progress(`Round ${round} of ${options.rounds} (about ${left} min left)`);
+      }
+      const context: Context = { options, logDir, round, points: [], failures, nextId };
+      const runs: EngineRun[] = [];
+      await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
+      for (const engine of options.engines) {
+        const run = await runStage(context, engine, () => benchEngine(context, engine));
+        if (run) runs.push(run);
+      }
+      roundPoints.push(context.points);
+      roundRuns.push(runs);
     }
   } finally {
     await cleanups.runAll();
   }
 
-  const budget = evaluateBudget(context.points, runs);
-  process.stdout.write(
-    `\n${formatTable(context.points)}\n\n${formatSummary(machine, options, runs, budget, context.failures)}\n`,
-  );
-  const report = toJsonReport(started, machine, options, context.points, runs, budget, context.failures);
+  const points = mergeRounds(roundPoints);
+  const engines = summarizeEngines(roundRuns);
+  const budget = evaluateBudget(points, engines);
+  process.stdout.write(`\n${formatTable(points)}\n\n${formatSummary(machine, options, engines, budget, failures)}\n`);
+  const report = toJsonReport(started, machine, options, points, engines, budget, failures);
   await mkdir(dirname(options.outputFile), { recursive: true });
   await writeFile(options.outputFile, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`JSON: ${options.outputFile}\n`);
 
-  if (context.failures.length > 0) return 1;
+  if (failures.length > 0) return 1;
   return options.strict && budget.some((line) => line.verdict === 'FAIL') ? 1 : 0;
 }
 
 /** A failed stage is reported and the others still run: a partial table beats none. */
-async function runStage<T>(context: Context, stage: string, work: () => Promise<T>): Promise<T | undefined> {
+async function runStage<T>(context: Context, name: string, work: () => Promise<T>): Promise<T | undefined> {
+  const stage = context.options.rounds > 1 ? `round ${context.round}: ${name}` : name;
   try {
     return await work();
   } catch (error) {
@@ -143,12 +168,21 @@ async function runStage<T>(context: Context, stage: string, work: () => Promise<
   }
 }
 
+/** A log file per process and round: a later round must not overwrite the log of a failure. */
+function logFile(context: Context, name: string): string {
+  return join(context.logDir, context.options.rounds > 1 ? `${name}-round${context.round}.log` : `${name}.log`);
+}
+
+function minutes(seconds: number): number {
+  return Math.max(1, Math.ceil(seconds / 60));
+}
+
 async function benchHttpCeiling(context: Context): Promise<void> {
   const { options } = context;
   const ceiling = await startHttpCeiling({
     apiRoot: options.apiRoot,
     env: options.childEnv,
-    logFile: join(context.logDir, 'http-ceiling.log'),
+    logFile: logFile(context, 'http-ceiling'),
   });
   const stop = cleanups.add('stop the HTTP ceiling', () => ceiling.stop());
   const load = createLoad(context, ceiling.url, CEILING_TOKEN, 'create');
@@ -174,7 +208,7 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
     progress(`${engine}: issuing a token`);
     const token = await issueToken(options.apiRoot, env);
     progress(`${engine}: starting the service`);
-    const service = await startService(options.apiRoot, env, join(context.logDir, `service-${engine}.log`));
+    const service = await startService(options.apiRoot, env, logFile(context, `service-${engine}`));
     const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());
 
     let created = 0;
@@ -206,7 +240,7 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
       {
         apiRoot: options.apiRoot,
         env: options.childEnv,
-        logFile: join(context.logDir, `insert-ceiling-${engine}.log`),
+        logFile: logFile(context, `insert-ceiling-${engine}`),
       },
     );
     const stopCeiling = cleanups.add(`stop the ${engine} insert ceiling`, () => ceiling.stop());
