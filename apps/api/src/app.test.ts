@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { DatabaseUnavailableError, type TokenRecord } from '@plant-store/db';
+import { DatabaseUnavailableError, type TokenRecord, WebhookLimitError } from '@plant-store/db';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AppDependencies, createApp } from './app.js';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
@@ -13,10 +13,11 @@ failOnContractViolations();
 // produce on demand. The behaviour against real databases is proven in routes/*.test.ts.
 
 const TOKEN = 'pst_unit';
+const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
 const record: TokenRecord = {
   id: '00000000-0000-0000-0000-000000000000',
   name: 'unit',
-  scopes: ['plants:read', 'plants:write'],
+  scopes: ['plants:read', 'plants:write', 'webhooks:manage'],
   createdAt: new Date(0),
   revokedAt: null,
 };
@@ -29,6 +30,17 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     listPlants: async () => ({ plants: [], hasMore: false }),
     deletePlant: async () => false,
     ping: async () => {},
+    createWebhook: async (input) => ({
+      id: WEBHOOK_ID,
+      url: input.url,
+      description: input.description ?? null,
+      createdAt: new Date(0),
+      secret: 'whsec_dW5pdA==',
+    }),
+    listWebhooks: async () => [],
+    deleteWebhook: async () => false,
+    listDeliveries: async () => null,
+    resendDelivery: async () => null,
     ...overrides,
   };
 }
@@ -113,6 +125,59 @@ describe('createApp error rendering', () => {
       }
       expect(errors).toHaveLength(status === 500 ? 4 : 0);
     }
+  });
+
+  it('answers 503 and 500 on every webhook route in the documented shape', async () => {
+    const unavailable = async (): Promise<never> => {
+      throw new DatabaseUnavailableError();
+    };
+    const broken = async (): Promise<never> => {
+      throw new Error('secret internals');
+    };
+    for (const [failure, status] of [
+      [unavailable, 503],
+      [broken, 500],
+    ] as const) {
+      const { url, errors } = await serve(
+        fakeDb({
+          createWebhook: failure,
+          listWebhooks: failure,
+          deleteWebhook: failure,
+          listDeliveries: failure,
+          resendDelivery: failure,
+        }),
+      );
+      const routes = [
+        ['POST', '/webhooks'],
+        ['GET', '/webhooks'],
+        ['DELETE', `/webhooks/${WEBHOOK_ID}`],
+        ['GET', `/webhooks/${WEBHOOK_ID}/deliveries`],
+        ['POST', `/webhooks/${WEBHOOK_ID}/deliveries/1/resend`],
+      ] as const;
+      for (const [method, path] of routes) {
+        const response = await request(url, path, {
+          method,
+          token: TOKEN,
+          ...(path === '/webhooks' && method === 'POST' ? { body: '{"url": "https://8.8.8.8/hook"}' } : {}),
+        });
+        expect({ method, path, status: response.status }).toEqual({ method, path, status });
+        expect(response.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
+      }
+      expect(errors).toHaveLength(status === 500 ? routes.length : 0);
+    }
+  });
+
+  it('answers 409 with the limit when the repository refuses another webhook', async () => {
+    const { url } = await serve(
+      fakeDb({
+        createWebhook: async () => {
+          throw new WebhookLimitError(100);
+        },
+      }),
+    );
+    const response = await request(url, '/webhooks', { body: '{"url": "https://8.8.8.8/hook"}', token: TOKEN });
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({ error: 409n, message: 'at most 100 webhooks may be registered; delete one first' });
   });
 
   it('answers 503 on auth when the token store is unavailable', async () => {

@@ -12,11 +12,23 @@ import { addHealthRoutes } from './routes/health.js';
 import { addMetricsRoute } from './routes/metrics.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { addPlantRoutes } from './routes/plants.js';
+import { addWebhookRoutes } from './routes/webhooks.js';
+import type { UrlPolicy } from './webhooks/url-policy.js';
 
 export interface AppDependencies {
   readonly db: Pick<
     Database,
-    'createPlant' | 'findPlant' | 'listPlants' | 'deletePlant' | 'authenticateToken' | 'ping'
+    | 'createPlant'
+    | 'findPlant'
+    | 'listPlants'
+    | 'deletePlant'
+    | 'authenticateToken'
+    | 'ping'
+    | 'createWebhook'
+    | 'listWebhooks'
+    | 'deleteWebhook'
+    | 'listDeliveries'
+    | 'resendDelivery'
   >;
   readonly bodyLimitBytes: number;
   /** Access lines and request errors (500s) go here. Absent: no access lines (unit tests). */
@@ -25,7 +37,12 @@ export interface AppDependencies {
   readonly metrics?: ServiceMetrics;
   /** Serve these metrics at `GET /metrics` on this app (default true; false when another listener serves them). */
   readonly serveMetrics?: boolean;
+  /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
+  readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
+
+/** Without a word from the configuration, webhooks go to public addresses only. */
+const PUBLIC_RECEIVERS_ONLY: UrlPolicy = { allowPrivateNetworks: false };
 
 /** The HTTP application, wired to its dependencies. Does no I/O of its own. */
 export function createApp(deps: AppDependencies): Koa<AppState> {
@@ -35,6 +52,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const router = new Router<AppState>();
   addHealthRoutes(router, deps);
   addPlantRoutes(router, deps);
+  addWebhookRoutes(router, { ...deps, urlPolicy: deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY });
   addOpenApiRoute(
     router,
     createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),

@@ -34,3 +34,50 @@ describe('loadConfig: logs and metrics', () => {
     expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow('METRICS_PORT must differ from PORT');
   });
 });
+
+describe('loadConfig: webhooks', () => {
+  it('dispatches, refuses private networks and retries on the default schedule unless told otherwise', () => {
+    expect(loadConfig({}).webhooks).toEqual({
+      dispatch: true,
+      allowPrivateNetworks: false,
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      timeoutMs: 10_000,
+      pollMs: 1_000,
+      leaseMs: 60_000,
+      concurrency: 16,
+      perWebhookConcurrency: 4,
+    });
+  });
+
+  it('reads every setting', () => {
+    const webhooks = loadConfig({
+      WEBHOOKS_DISPATCH: 'false',
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOKS_RETRY_SCHEDULE: '100ms,1s',
+      WEBHOOKS_TIMEOUT_MS: '2000',
+      WEBHOOKS_POLL_MS: '50',
+      WEBHOOKS_LEASE_MS: '5000',
+      WEBHOOKS_CONCURRENCY: '8',
+    }).webhooks;
+    expect(webhooks).toMatchObject({
+      dispatch: false,
+      allowPrivateNetworks: true,
+      retryScheduleMs: [100, 1_000],
+      timeoutMs: 2_000,
+      pollMs: 50,
+      leaseMs: 5_000,
+      concurrency: 8,
+    });
+  });
+
+  it('refuses bad webhook settings with a message naming them', () => {
+    expect(() => loadConfig({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'yes' })).toThrow(
+      'WEBHOOKS_ALLOW_PRIVATE_NETWORKS must be true or false',
+    );
+    expect(() => loadConfig({ WEBHOOKS_RETRY_SCHEDULE: '5 minutes' })).toThrow('WEBHOOKS_RETRY_SCHEDULE');
+    expect(() => loadConfig({ WEBHOOKS_TIMEOUT_MS: '0' })).toThrow('WEBHOOKS_TIMEOUT_MS must be an integer from 100');
+    expect(() => loadConfig({ WEBHOOKS_TIMEOUT_MS: '10000', WEBHOOKS_LEASE_MS: '15000' })).toThrow(
+      'WEBHOOKS_LEASE_MS must be at least twice WEBHOOKS_TIMEOUT_MS',
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry-schedule.js';
 
 function integerVariable(name: string, min: number, max: number) {
   const message = `${name} must be an integer from ${min} to ${max}`;
@@ -12,6 +13,20 @@ function integerVariable(name: string, min: number, max: number) {
     v.maxValue(max, message),
   );
 }
+
+function booleanVariable(name: string, fallback: 'true' | 'false') {
+  return v.optional(
+    v.pipe(
+      v.string(),
+      v.picklist(['true', 'false'], `${name} must be true or false`),
+      v.transform((value) => value === 'true'),
+    ),
+    fallback,
+  );
+}
+
+/** How many deliveries one process has in flight to one receiver at most. */
+const WEBHOOK_PER_RECEIVER_CONCURRENCY = 4;
 
 const EnvSchema = v.object({
   PORT: v.optional(integerVariable('PORT', 0, 65535), '3000'),
@@ -31,15 +46,28 @@ const EnvSchema = v.object({
     v.pipe(v.string(), v.toLowerCase(), v.picklist(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)),
     'info',
   ),
-  METRICS_ENABLED: v.optional(
+  METRICS_ENABLED: booleanVariable('METRICS_ENABLED', 'true'),
+  METRICS_PORT: v.optional(integerVariable('METRICS_PORT', 0, 65535)),
+  WEBHOOKS_DISPATCH: booleanVariable('WEBHOOKS_DISPATCH', 'true'),
+  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: booleanVariable('WEBHOOKS_ALLOW_PRIVATE_NETWORKS', 'false'),
+  WEBHOOKS_RETRY_SCHEDULE: v.optional(
     v.pipe(
       v.string(),
-      v.picklist(['true', 'false'], 'METRICS_ENABLED must be true or false'),
-      v.transform((value) => value === 'true'),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        try {
+          return parseRetrySchedule(dataset.value);
+        } catch (error) {
+          addIssue({ message: `WEBHOOKS_RETRY_SCHEDULE: ${error instanceof Error ? error.message : String(error)}` });
+          return NEVER;
+        }
+      }),
     ),
-    'true',
+    DEFAULT_RETRY_SCHEDULE,
   ),
-  METRICS_PORT: v.optional(integerVariable('METRICS_PORT', 0, 65535)),
+  WEBHOOKS_TIMEOUT_MS: v.optional(integerVariable('WEBHOOKS_TIMEOUT_MS', 100, 60_000), '10000'),
+  WEBHOOKS_POLL_MS: v.optional(integerVariable('WEBHOOKS_POLL_MS', 10, 60_000), '1000'),
+  WEBHOOKS_LEASE_MS: v.optional(integerVariable('WEBHOOKS_LEASE_MS', 1_000, 3_600_000), '60000'),
+  WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
 });
 
 export interface Config {
@@ -58,6 +86,26 @@ export interface Config {
    * `{ port }` on a listener of its own (same HOST), `'off'` nowhere, and nothing is measured.
    */
   readonly metrics: 'off' | 'app' | { readonly port: number };
+  readonly webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /** Whether this process delivers events (every replica may; leases keep them apart). */
+  readonly dispatch: boolean;
+  /** Allow receivers in private, loopback and link-local ranges (tests, internal networks). */
+  readonly allowPrivateNetworks: boolean;
+  /** Delays between attempts, in ms; one attempt more than delays. */
+  readonly retryScheduleMs: readonly number[];
+  /** One attempt's limit: connect, answer and body. */
+  readonly timeoutMs: number;
+  /** How often an idle dispatcher looks for due deliveries (other replicas' events, retries). */
+  readonly pollMs: number;
+  /** How long a claimed delivery stays with its dispatcher; then another may take it over. */
+  readonly leaseMs: number;
+  /** Deliveries in flight at once in this process. */
+  readonly concurrency: number;
+  /** ...and to one receiver. */
+  readonly perWebhookConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +125,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === parsed.PORT) {
     throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
   }
+  // A delivery must finish (or time out) well before its lease ends, or another replica would
+  // start a second one while the first is still running.
+  if (parsed.WEBHOOKS_LEASE_MS < 2 * parsed.WEBHOOKS_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration: WEBHOOKS_LEASE_MS must be at least twice WEBHOOKS_TIMEOUT_MS');
+  }
   return {
     port: parsed.PORT,
     host: parsed.HOST,
@@ -92,5 +145,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : parsed.METRICS_PORT === undefined
         ? 'app'
         : { port: parsed.METRICS_PORT },
+    webhooks: {
+      dispatch: parsed.WEBHOOKS_DISPATCH,
+      allowPrivateNetworks: parsed.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,
+      retryScheduleMs: parsed.WEBHOOKS_RETRY_SCHEDULE,
+      timeoutMs: parsed.WEBHOOKS_TIMEOUT_MS,
+      pollMs: parsed.WEBHOOKS_POLL_MS,
+      leaseMs: parsed.WEBHOOKS_LEASE_MS,
+      concurrency: parsed.WEBHOOKS_CONCURRENCY,
+      perWebhookConcurrency: WEBHOOK_PER_RECEIVER_CONCURRENCY,
+    },
   };
 }

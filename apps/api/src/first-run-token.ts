@@ -4,9 +4,10 @@ import { SCOPES } from './middleware/bearer-auth.js';
 export const FIRST_RUN_TOKEN_NAME = 'local-dev';
 
 /**
- * Local first run: an embedded database without any token gets one with every scope, printed
- * once so that a fresh clone can be called at once. Never with PostgreSQL or in production:
- * there, tokens come from `pnpm run token create` only.
+ * Local first run: an embedded database without any token gets one with every scope
+ * (`webhooks:manage` included: it is a developer's own machine), printed once so that a fresh
+ * clone can be called at once. Never with PostgreSQL or in production: there, tokens come from
+ * `pnpm run token create` only.
  */
 export async function issueFirstRunToken(
   db: Pick<Database, 'engine' | 'countTokens' | 'issueToken'>,

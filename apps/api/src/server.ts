@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { createServiceMetrics } from './metrics/service-metrics.js';
 import { METRICS_PATH } from './routes/metrics.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export interface RunningServer {
   /** `http://host:port` as bound (the real port when PORT=0). */
@@ -33,19 +34,39 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const { log } = options;
   const metrics = config.metrics === 'off' ? undefined : createServiceMetrics();
+  // Created once the database is open; until then there is nothing to nudge.
+  let dispatcher: WebhookDispatcher | undefined;
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
     ...(metrics ? { observe: metrics.observeDatabaseCall } : {}),
+    // New events are due now: deliver them at once rather than at the next poll.
+    onWebhookEvents: () => dispatcher?.nudge(),
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
+  const { webhooks } = config;
+  if (webhooks.dispatch) {
+    dispatcher = createWebhookDispatcher({
+      store: db,
+      retryScheduleMs: webhooks.retryScheduleMs,
+      timeoutMs: webhooks.timeoutMs,
+      pollMs: webhooks.pollMs,
+      leaseMs: webhooks.leaseMs,
+      concurrency: webhooks.concurrency,
+      perWebhookConcurrency: webhooks.perWebhookConcurrency,
+      allowPrivateNetworks: webhooks.allowPrivateNetworks,
+      log,
+      ...(metrics ? { observeAttempt: metrics.observeWebhookAttempt } : {}),
+    });
+  }
   const app = createApp({
     db,
     bodyLimitBytes: config.bodyLimitBytes,
     log,
+    webhooks: { urlPolicy: { allowPrivateNetworks: webhooks.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
   });
   const server = createServer(app.callback());
@@ -61,7 +82,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
     } else if (metrics) {
       metricsUrl = `${url}${METRICS_PATH}`;
     }
-    log.info({ url, database: db.engine, metrics: metricsUrl ?? 'off' }, 'listening');
+    log.info(
+      { url, database: db.engine, metrics: metricsUrl ?? 'off', webhookDispatch: dispatcher !== undefined },
+      'listening',
+    );
+    dispatcher?.start();
     await issueFirstRunToken(db, {
       production: config.production,
       baseUrl: url,
@@ -72,6 +97,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       listener?.close();
       listener?.closeAllConnections();
     }
+    await dispatcher?.close();
     await db.close();
     throw error;
   }
@@ -82,7 +108,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     metricsUrl,
     db,
     close() {
-      closing ??= shutDown(server, metricsServer, db, config.shutdownTimeoutMs, log);
+      closing ??= shutDown(server, metricsServer, dispatcher, db, config.shutdownTimeoutMs, log);
       return closing;
     },
   };
@@ -121,6 +147,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 async function shutDown(
   server: Server,
   metricsServer: Server | undefined,
+  dispatcher: WebhookDispatcher | undefined,
   db: Database,
   timeoutMs: number,
   log: Logger,
@@ -139,6 +166,9 @@ async function shutDown(
     await closed;
   }
   clearInterval(sweep);
+  // After the requests (their creates may nudge it), before the database: deliveries in flight
+  // finish or give their leases back, so another replica can take them at once.
+  await dispatcher?.close();
   await db.close();
   log.info('stopped');
 }

@@ -22,3 +22,24 @@ export function plantsUrl(context: ClientContext): URL {
 export function plantUrl(context: ClientContext, id: bigint): URL {
   return new URL(`plants/${encodeURIComponent(String(id))}`, context.baseUrl);
 }
+
+/** `<baseUrl>webhooks`: the subscriptions. */
+export function webhooksUrl(context: ClientContext): URL {
+  return new URL('webhooks', context.baseUrl);
+}
+
+/** `<baseUrl>webhooks/<id>`. */
+export function webhookUrl(context: ClientContext, id: string): URL {
+  return new URL(`webhooks/${encodeURIComponent(id)}`, context.baseUrl);
+}
+
+/** `<baseUrl>webhooks/<id>/deliveries`. */
+export function deliveriesUrl(context: ClientContext, webhookId: string): URL {
+  return new URL(`webhooks/${encodeURIComponent(webhookId)}/deliveries`, context.baseUrl);
+}
+
+/** `<baseUrl>webhooks/<id>/deliveries/<deliveryId>/resend`, the id written exactly. */
+export function resendUrl(context: ClientContext, webhookId: string, deliveryId: bigint): URL {
+  const path = `webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(String(deliveryId))}/resend`;
+  return new URL(path, context.baseUrl);
+}

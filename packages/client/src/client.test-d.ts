@@ -1,13 +1,15 @@
-import type { ListPlantsQuery, StoredPlant } from '@plant-store/schema';
+import type { CreatedWebhook, ListPlantsQuery, StoredPlant, Webhook, WebhookDelivery } from '@plant-store/schema';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   createPlantStoreClient,
   isPlantStoreError,
+  type NextDeliveriesQuery,
   type NextPlantsQuery,
   type PlantStoreClient,
   PlantStoreError,
   type PlantStoreErrorKind,
   type PlantsPage,
+  type WebhookDeliveriesPage,
 } from './index.js';
 
 declare const client: PlantStoreClient;
@@ -75,5 +77,30 @@ describe('createPlantStoreClient', () => {
     ).toEqualTypeOf<PlantStoreClient>();
     // @ts-expect-error -- token is required
     createPlantStoreClient({ baseUrl: 'http://127.0.0.1:3000' });
+  });
+});
+
+describe('webhooks', () => {
+  it('return the contract types: string ids and dates, exact int64 delivery and plant ids', () => {
+    expectTypeOf(client.createWebhook).returns.toEqualTypeOf<Promise<CreatedWebhook>>();
+    expectTypeOf(client.listWebhooks).returns.toEqualTypeOf<Promise<Webhook[]>>();
+    expectTypeOf(client.deleteWebhook).returns.toEqualTypeOf<Promise<void>>();
+    expectTypeOf(client.resendWebhookDelivery).returns.toEqualTypeOf<Promise<WebhookDelivery>>();
+    expectTypeOf(client.listWebhookDeliveries).returns.toEqualTypeOf<Promise<WebhookDeliveriesPage>>();
+    expectTypeOf(client.webhookDeliveries('x')).toEqualTypeOf<AsyncGenerator<WebhookDelivery, void, undefined>>();
+    expectTypeOf<CreatedWebhook['secret']>().toEqualTypeOf<string>();
+    expectTypeOf<WebhookDelivery['id']>().toEqualTypeOf<bigint>();
+    expectTypeOf<WebhookDelivery['plantId']>().toEqualTypeOf<bigint>();
+    expectTypeOf<WebhookDeliveriesPage['next']>().toEqualTypeOf<NextDeliveriesQuery | null>();
+  });
+
+  it('take a delivery id as a bigint only, and a description absent rather than undefined', () => {
+    expectTypeOf(client.resendWebhookDelivery).parameter(1).toEqualTypeOf<bigint>();
+    // @ts-expect-error -- a number id may already have been rounded
+    void client.resendWebhookDelivery('x', 1);
+    // @ts-expect-error -- exactOptional: an absent description, not an undefined one
+    void client.createWebhook({ url: 'https://hooks.example.com/', description: undefined });
+    // @ts-expect-error -- url is required
+    void client.createWebhook({ description: 'ops' });
   });
 });

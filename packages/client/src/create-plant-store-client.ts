@@ -1,10 +1,25 @@
-import type { ListPlantsQueryInput, NewPlantInput, StoredPlant } from '@plant-store/schema';
+import type {
+  CreatedWebhook,
+  ListDeliveriesQueryInput,
+  ListPlantsQueryInput,
+  NewPlantInput,
+  NewWebhook,
+  StoredPlant,
+  Webhook,
+  WebhookDelivery,
+} from '@plant-store/schema';
 import type { CallOptions, ClientContext } from './client-context.js';
 import { createPlant } from './create-plant.js';
+import { createWebhook } from './create-webhook.js';
 import { deletePlant } from './delete-plant.js';
+import { deleteWebhook } from './delete-webhook.js';
 import { getPlant } from './get-plant.js';
 import { type IteratePlantsOptions, iteratePlants } from './iterate-plants.js';
+import { type IterateDeliveriesOptions, iterateWebhookDeliveries } from './iterate-webhook-deliveries.js';
 import { listPlants, type PlantsPage } from './list-plants.js';
+import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
+import { listWebhooks } from './list-webhooks.js';
+import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 
 export interface PlantStoreClientOptions {
@@ -34,6 +49,32 @@ export interface PlantStoreClient {
    * the service's own 503/429 Error, never after a lost answer; a retry answered 404 resolves.
    */
   deletePlant(id: bigint, options?: CallOptions): Promise<void>;
+
+  // Webhooks: every call needs a token with the `webhooks:manage` scope.
+
+  /**
+   * `POST /webhooks`: registers a receiver; the answer's `secret` (shown this once only) verifies
+   * its signatures. Retried only on the service's own 503/429 Error: a retry after a lost answer
+   * would register a second subscription.
+   */
+  createWebhook(webhook: NewWebhook, options?: CallOptions): Promise<CreatedWebhook>;
+  /** `GET /webhooks`: every subscription, oldest first, never with its secret. */
+  listWebhooks(options?: CallOptions): Promise<Webhook[]>;
+  /** `DELETE /webhooks/{id}`, and its deliveries; a PlantStoreError with `error` 404 when there is none. Retried as deletePlant. */
+  deleteWebhook(id: string, options?: CallOptions): Promise<void>;
+  /** `GET /webhooks/{id}/deliveries`: one page, and the query of the next one (null on the last page). */
+  listWebhookDeliveries(
+    webhookId: string,
+    query?: ListDeliveriesQueryInput,
+    options?: CallOptions,
+  ): Promise<WebhookDeliveriesPage>;
+  /** Every delivery of a webhook, page after page, following `Link: rel="next"`. */
+  webhookDeliveries(
+    webhookId: string,
+    options?: IterateDeliveriesOptions,
+  ): AsyncGenerator<WebhookDelivery, void, undefined>;
+  /** `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: the delivery, queued to be attempted again now. */
+  resendWebhookDelivery(webhookId: string, deliveryId: bigint, options?: CallOptions): Promise<WebhookDelivery>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -67,6 +108,14 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     listPlants: (query, callOptions) => listPlants(context, query, callOptions),
     plants: (iterateOptions) => iteratePlants(context, iterateOptions),
     deletePlant: (id, callOptions) => deletePlant(context, id, callOptions),
+    createWebhook: (webhook, callOptions) => createWebhook(context, webhook, callOptions),
+    listWebhooks: (callOptions) => listWebhooks(context, callOptions),
+    deleteWebhook: (id, callOptions) => deleteWebhook(context, id, callOptions),
+    listWebhookDeliveries: (webhookId, query, callOptions) =>
+      listWebhookDeliveries(context, webhookId, query, callOptions),
+    webhookDeliveries: (webhookId, iterateOptions) => iterateWebhookDeliveries(context, webhookId, iterateOptions),
+    resendWebhookDelivery: (webhookId, deliveryId, callOptions) =>
+      resendWebhookDelivery(context, webhookId, deliveryId, callOptions),
   };
 }
 

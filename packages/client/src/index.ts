@@ -1,9 +1,18 @@
 // The contract's types, re-exported so that callers need no second import; defined once, in @plant-store/schema.
 export type {
+  CreatedWebhook,
+  DeliveryStatus,
+  ListDeliveriesQuery,
+  ListDeliveriesQueryInput,
   ListPlantsQuery,
   ListPlantsQueryInput,
   NewPlantInput,
+  NewWebhook,
+  PlantCreatedEvent,
   StoredPlant,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
 } from '@plant-store/schema';
 export type { CallOptions } from './client-context.js';
 export {
@@ -13,8 +22,10 @@ export {
   type PlantStoreClientOptions,
 } from './create-plant-store-client.js';
 export type { IteratePlantsOptions } from './iterate-plants.js';
+export type { IterateDeliveriesOptions } from './iterate-webhook-deliveries.js';
 export type { PlantsPage } from './list-plants.js';
-export type { NextPlantsQuery } from './next-page.js';
+export type { WebhookDeliveriesPage } from './list-webhook-deliveries.js';
+export type { NextDeliveriesQuery, NextPlantsQuery } from './next-page.js';
 export {
   isPlantStoreError,
   PlantStoreError,

@@ -1,13 +1,25 @@
-import { type ListPlantsQuery, ListPlantsQuerySchema } from '@plant-store/schema';
+import {
+  type ListDeliveriesQuery,
+  ListDeliveriesQuerySchema,
+  type ListPlantsQuery,
+  ListPlantsQuerySchema,
+} from '@plant-store/schema';
 import LinkHeader from 'http-link-header';
 import * as v from 'valibot';
 import { PlantStoreError } from './plant-store-error.js';
 
 /** The query of the next page: a ListPlantsQuery whose `after` is always set. */
 export type NextPlantsQuery = ListPlantsQuery & { readonly after: bigint };
+/** The query of the next page of deliveries: a ListDeliveriesQuery whose `after` is always set. */
+export type NextDeliveriesQuery = ListDeliveriesQuery & { readonly after: bigint };
 
 /** Decimal integers as the service writes them in query strings. */
 const DECIMAL_INTEGER = /^-?[0-9]{1,20}$/;
+
+type Refuse = (reason: string, cause?: unknown) => PlantStoreError;
+
+/** How to read each query parameter of a next link back: text as is, or an integer as a number or a bigint. */
+type QueryFields = Readonly<Record<string, 'text' | 'number' | 'bigint'>>;
 
 /**
  * The next page named by a `GET /plants` answer's `Link: <...>; rel="next"` (RFC 8288), or
@@ -21,8 +33,53 @@ export function readNextPage(
   requestUrl: URL,
   requested: ListPlantsQuery,
 ): NextPlantsQuery | null {
+  const link = readNextLink(linkHeader, requestUrl, ListPlantsQuerySchema, {
+    limit: 'number',
+    tag: 'text',
+    after: 'bigint',
+  });
+  if (link === null) return null;
+  const { query: next, refuse } = link;
+  if (next.after === undefined) throw refuse('whose next page has no after');
+  if (next.tag !== requested.tag) throw refuse('whose next page has another tag');
+  if (requested.after !== undefined && next.after <= requested.after) {
+    throw refuse(`whose next page does not move past after=${requested.after}`);
+  }
+  return { ...next, after: next.after };
+}
+
+/**
+ * The next page named by a `GET /webhooks/{id}/deliveries` answer's Link header, or null on
+ * the last page: the same rules as readNextPage (same URL, an `after` beyond the requested one).
+ */
+export function readNextDeliveriesPage(
+  linkHeader: string | null,
+  requestUrl: URL,
+  requested: ListDeliveriesQuery,
+): NextDeliveriesQuery | null {
+  const link = readNextLink(linkHeader, requestUrl, ListDeliveriesQuerySchema, { limit: 'number', after: 'bigint' });
+  if (link === null) return null;
+  const { query: next, refuse } = link;
+  if (next.after === undefined) throw refuse('whose next page has no after');
+  if (requested.after !== undefined && next.after <= requested.after) {
+    throw refuse(`whose next page does not move past after=${requested.after}`);
+  }
+  return { ...next, after: next.after };
+}
+
+/**
+ * The `rel="next"` target of a Link header, read back into `schema`'s query, with a function
+ * that refuses the header naming the request; null when there is no next link. The target must
+ * be the request's own origin and path: the client sends its token nowhere else.
+ */
+function readNextLink<const TSchema extends v.GenericSchema>(
+  linkHeader: string | null,
+  requestUrl: URL,
+  schema: TSchema,
+  fields: QueryFields,
+): { readonly query: v.InferOutput<TSchema>; readonly refuse: Refuse } | null {
   if (linkHeader === null || linkHeader.trim() === '') return null;
-  const refuse = (reason: string, cause?: unknown) =>
+  const refuse: Refuse = (reason, cause) =>
     new PlantStoreError({
       kind: 'invalid-response',
       status: 200,
@@ -54,24 +111,18 @@ export function readNextPage(
   }
 
   const input: Record<string, unknown> = {};
-  for (const name of ['limit', 'tag', 'after'] as const) {
+  for (const [name, kind] of Object.entries(fields)) {
     const values = target.searchParams.getAll(name);
     if (values.length > 1) throw refuse(`whose next page repeats ${name}`);
     const [text] = values;
     if (text === undefined) continue;
     // Integers become numbers/bigints for the schema to judge; anything else stays text, which it refuses.
-    if (name === 'tag' || !DECIMAL_INTEGER.test(text)) input[name] = text;
-    else input[name] = name === 'limit' ? Number(text) : BigInt(text);
+    if (kind === 'text' || !DECIMAL_INTEGER.test(text)) input[name] = text;
+    else input[name] = kind === 'number' ? Number(text) : BigInt(text);
   }
-  const result = v.safeParse(ListPlantsQuerySchema, input);
+  const result = v.safeParse(schema, input);
   if (!result.success) {
     throw refuse(`whose next page query is invalid (${result.issues.map((issue) => issue.message).join('; ')})`);
   }
-  const next = result.output;
-  if (next.after === undefined) throw refuse('whose next page has no after');
-  if (next.tag !== requested.tag) throw refuse('whose next page has another tag');
-  if (requested.after !== undefined && next.after <= requested.after) {
-    throw refuse(`whose next page does not move past after=${requested.after}`);
-  }
-  return { ...next, after: next.after };
+  return { query: result.output, refuse };
 }

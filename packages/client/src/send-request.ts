@@ -27,7 +27,7 @@ export interface PlantStoreRequest {
   /** JSON text, written with the schema package's `stringifyJson`. */
   readonly body?: string;
   /** The one status that means success; any other is an error. */
-  readonly successStatus: 200 | 204;
+  readonly successStatus: 200 | 201 | 202 | 204;
   readonly retryMode: RetryMode;
   /**
    * On a retry only (attempt 2 and later): whether this error means an earlier attempt already

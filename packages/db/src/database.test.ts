@@ -193,6 +193,73 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))('statemen
   });
 });
 
+describe.each(testEngines())('webhooks through the repository on %s', (engine) => {
+  it('queues created plants for subscriptions, nudges the dispatcher before answering, and leases, records and lists', async () => {
+    const storage = await createTestStorage(engine);
+    const operations: string[] = [];
+    let nudges = 0;
+    const db = await openDatabase({
+      url: storage.databaseUrl,
+      dataDir: storage.dataDir,
+      onWebhookEvents: () => nudges++,
+      observe: (call) => operations.push(call.operation),
+    });
+    try {
+      // No subscription yet: no event, and no nudge.
+      await db.createPlant({ id: 1n, name: 'Unannounced' });
+      expect(nudges).toBe(0);
+      const webhook = await db.createWebhook({ url: 'https://receiver.example/hook', description: 'Shop' });
+      expect(await db.listWebhooks()).toEqual([
+        { id: webhook.id, url: webhook.url, description: 'Shop', createdAt: webhook.createdAt },
+      ]);
+      await db.createPlant({ id: 2n ** 63n - 1n, name: 'Fern', tag: 'shade' });
+      expect(nudges).toBe(1);
+      await db.createPlant({ id: 2n ** 63n - 1n, name: 'Fern', tag: 'shade' }); // a replay
+      expect(nudges).toBe(1);
+
+      const claimOptions = { limit: 10, perWebhookLimit: 4, leaseMs: 60_000, excludeWebhookIds: [] };
+      const [claim, ...more] = await db.claimDeliveries(claimOptions);
+      expect(more).toEqual([]);
+      expect(claim).toMatchObject({
+        webhookId: webhook.id,
+        secret: webhook.secret,
+        payload: '{"id":9223372036854775807,"name":"Fern","tag":"shade"}',
+        attemptNumber: 1,
+      });
+      if (!claim) throw new Error('a claim expected');
+      const attempt = { attemptedAt: new Date(), statusCode: 200, latencyMs: 4, error: null };
+      expect(await db.recordAttempt(claim, { ...attempt, delivered: true, retryAt: null })).toBe(true);
+      const page = await db.listDeliveries(webhook.id, { limit: 10 });
+      expect(page?.deliveries.map((delivery) => [delivery.plantId, delivery.status, delivery.attempts.length])).toEqual(
+        [[2n ** 63n - 1n, 'delivered', 1]],
+      );
+      expect(await db.resendDelivery(webhook.id, claim.deliveryId)).toMatchObject({ status: 'pending' });
+      const [again] = await db.claimDeliveries(claimOptions);
+      expect(again).toMatchObject({ deliveryId: claim.deliveryId, attemptNumber: 2 });
+      if (again) await db.releaseClaim(again);
+      expect(await db.deleteWebhook(webhook.id)).toBe(true);
+      expect(await db.listWebhooks()).toEqual([]);
+      // Every webhook call is timed for the metrics, as the plant calls are.
+      expect(new Set(operations)).toEqual(
+        new Set([
+          'createPlant',
+          'createWebhook',
+          'listWebhooks',
+          'claimDeliveries',
+          'recordAttempt',
+          'listDeliveries',
+          'resendDelivery',
+          'releaseClaim',
+          'deleteWebhook',
+        ]),
+      );
+    } finally {
+      await db.close();
+      await storage.dispose();
+    }
+  });
+});
+
 describe('the embedded data folder', () => {
   it('is held by one opener at a time, and free again after close', async () => {
     const storage = await createTestStorage('pglite');

@@ -13,14 +13,29 @@ import { type ObserveDatabaseCall, observed } from './observe.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
 import { findPlant } from './plants/find-plant.js';
+import type { SqlRunner } from './plants/insert-plants.js';
 import { listPlants, type PlantPage } from './plants/list-plants.js';
-import { createPlantWriter, type SqlRunner } from './plants/plant-writer.js';
+import { createPlantWriter } from './plants/plant-writer.js';
+import { withPreparedStatements } from './prepared-statements.js';
 import { translateError } from './prisma-errors.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
 import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
 import { createTokenCache } from './tokens/token-cache.js';
 import type { TokenRecord } from './tokens/token-record.js';
+import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
+import { createWebhook } from './webhooks/create-webhook.js';
+import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
+import { deleteWebhook, listWebhooks } from './webhooks/manage-webhooks.js';
+import { recordAttempt, releaseClaim } from './webhooks/record-attempt.js';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  CreatedWebhook,
+  DeliveryPage,
+  DeliveryRecord,
+  WebhookRecord,
+} from './webhooks/webhook-records.js';
 
 /** The embedded database's default folder: `<repository>/.data` (from `src/` and `dist/` alike). */
 export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.data', import.meta.url));
@@ -38,6 +53,13 @@ export interface DatabaseOptions {
   readonly onLockLost?: (error: DataDirLockedError) => void;
   /** Called after every repository call with its duration (for metrics). */
   readonly observe?: ObserveDatabaseCall;
+  /**
+   * Called synchronously after each create statement that recorded webhook events has
+   * committed, before those creates are answered: the webhook dispatcher's nudge (the new
+   * deliveries are due now). Never called while no subscription exists, so an idle dispatcher
+   * costs the creates nothing.
+   */
+  readonly onWebhookEvents?: () => void;
 }
 
 export type DatabaseEngine = 'postgres' | 'pglite';
@@ -58,6 +80,22 @@ export interface Database {
   listTokens(): Promise<TokenRecord[]>;
   revokeToken(name: string): Promise<TokenRecord>;
   countTokens(): Promise<number>;
+  /** Registers a webhook subscription; WebhookLimitError past WEBHOOK_LIMIT (100) of them. */
+  createWebhook(input: { url: string; description?: string }): Promise<CreatedWebhook>;
+  /** Every subscription, in creation order (never secrets). */
+  listWebhooks(): Promise<WebhookRecord[]>;
+  /** Deletes a subscription and its deliveries; false when there was none (or `id` is no UUID). */
+  deleteWebhook(id: string): Promise<boolean>;
+  /** One page of a subscription's deliveries in ascending id order; null when it does not exist. */
+  listDeliveries(webhookId: string, query: { limit: number; after?: bigint }): Promise<DeliveryPage | null>;
+  /** Re-queues a delivery (any status) to be attempted now; null when that webhook has no such delivery. */
+  resendDelivery(webhookId: string, deliveryId: bigint): Promise<DeliveryRecord | null>;
+  /** Leases due deliveries to this caller (see claimDeliveries). */
+  claimDeliveries(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /** Records an attempt under its lease; false (nothing written) when the lease was lost. */
+  recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
+  /** Gives a lease back without an attempt (shutdown). */
+  releaseClaim(claim: ClaimedDelivery): Promise<void>;
   /** Resolves when the database answers a query; throws DatabaseUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -65,18 +103,16 @@ export interface Database {
 
 /** Opens the configured database and applies pending migrations. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const opened = options.url
-    ? await openPostgres(options.url, options.poolSize ?? 16, options.observe)
-    : await openPGlite(options);
+  const opened = options.url ? await openPostgres(options.url, options) : await openPGlite(options);
   return observeCalls(opened, options.observe);
 }
 
-async function openPostgres(url: string, poolSize: number, observe?: ObserveDatabaseCall): Promise<Database> {
+async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
   const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
   // The pool is ours, shared by Prisma and by the group-commit writer's batch insert.
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolSize,
+    max: options.poolSize ?? 16,
     // A request must fail fast (503 + Retry-After, within ~2 s) when the database is down or hung,
     // not hang: bounds the wait for a pooled connection or a new one...
     connectionTimeoutMillis: 1_000,
@@ -90,10 +126,18 @@ async function openPostgres(url: string, poolSize: number, observe?: ObserveData
   // the next query; without a listener its error would end the process.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-  return createDatabase('postgres', prisma, pool, applied, POSTGRES_WRITE_BATCHES, observe, async () => {
-    await prisma.$disconnect();
-    await pool.end();
-  });
+  return createDatabase(
+    'postgres',
+    prisma,
+    withPreparedStatements(pool),
+    applied,
+    POSTGRES_WRITE_BATCHES,
+    options,
+    async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  );
 }
 
 async function openPGlite(options: DatabaseOptions): Promise<Database> {
@@ -108,7 +152,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     const { applied } = await applyMigrations({ kind: 'pglite', client: pglite });
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
-    return createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options.observe, async () => {
+    return createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options, async () => {
       await prisma.$disconnect();
       await client.close();
       await release();
@@ -147,7 +191,7 @@ function createDatabase(
   sql: SqlRunner,
   appliedMigrations: readonly string[],
   maxConcurrentWriteBatches: number,
-  observe: ObserveDatabaseCall | undefined,
+  { observe, onWebhookEvents }: DatabaseOptions,
   closeConnections: () => Promise<void>,
 ): Database {
   let closing: Promise<void> | undefined;
@@ -156,6 +200,7 @@ function createDatabase(
     maxConcurrentBatches: maxConcurrentWriteBatches,
     maxQueued: MAX_QUEUED_CREATES,
     maxWaitMs: MAX_CREATE_WAIT_MS,
+    ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
   });
   // Timed inside the cache: the metric shows the database's lookups, not the cache's answers.
   const lookUpToken = observed('authenticateToken', observe, (token: string) => authenticateToken(prisma, token));
@@ -188,6 +233,14 @@ function createDatabase(
       }
     },
     countTokens: () => countTokens(prisma),
+    createWebhook: (input) => createWebhook(prisma, input),
+    listWebhooks: () => listWebhooks(prisma),
+    deleteWebhook: (id) => deleteWebhook(prisma, id),
+    listDeliveries: (webhookId, query) => listDeliveries(prisma, webhookId, query),
+    resendDelivery: (webhookId, deliveryId) => resendDelivery(prisma, webhookId, deliveryId),
+    claimDeliveries: (options) => claimDeliveries(sql, options),
+    recordAttempt: (claim, outcome) => recordAttempt(sql, claim, outcome),
+    releaseClaim: (claim) => releaseClaim(sql, claim),
     async ping() {
       try {
         await prisma.$queryRaw`SELECT 1`;
@@ -212,6 +265,14 @@ function observeCalls(db: Database, observe: ObserveDatabaseCall | undefined): D
     findPlant: observed('findPlant', observe, db.findPlant),
     listPlants: observed('listPlants', observe, db.listPlants),
     deletePlant: observed('deletePlant', observe, db.deletePlant),
+    createWebhook: observed('createWebhook', observe, db.createWebhook),
+    listWebhooks: observed('listWebhooks', observe, db.listWebhooks),
+    deleteWebhook: observed('deleteWebhook', observe, db.deleteWebhook),
+    listDeliveries: observed('listDeliveries', observe, db.listDeliveries),
+    resendDelivery: observed('resendDelivery', observe, db.resendDelivery),
+    claimDeliveries: observed('claimDeliveries', observe, db.claimDeliveries),
+    recordAttempt: observed('recordAttempt', observe, db.recordAttempt),
+    releaseClaim: observed('releaseClaim', observe, db.releaseClaim),
     ping: observed('ping', observe, db.ping),
   };
 }

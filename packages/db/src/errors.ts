@@ -40,3 +40,11 @@ export class TokenNotFoundError extends Error {
     super(`no active token is named "${tokenName}"`);
   }
 }
+
+/** Creating another webhook subscription would pass the cap (WEBHOOK_LIMIT). */
+export class WebhookLimitError extends Error {
+  override readonly name = 'WebhookLimitError';
+  constructor(readonly limit: number) {
+    super(`at most ${limit} webhooks may be registered; delete one first`);
+  }
+}

@@ -11,6 +11,7 @@ export {
   PlantConflictError,
   TokenNameTakenError,
   TokenNotFoundError,
+  WebhookLimitError,
 } from './errors.js';
 export { applyMigrations, type MigrationResult, type MigrationTarget } from './migrate.js';
 export type { DatabaseCall, ObserveDatabaseCall } from './observe.js';
@@ -19,3 +20,15 @@ export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
 export type { TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
+export type { ClaimOptions } from './webhooks/claim-deliveries.js';
+export { WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
+export type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  CreatedWebhook,
+  DeliveryAttemptRecord,
+  DeliveryPage,
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookRecord,
+} from './webhooks/webhook-records.js';

@@ -1,5 +1,5 @@
 export { type ErrorBody, ErrorCode, ErrorSchema } from './error.js';
-export { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int64Schema, isInt64 } from './int64.js';
+export { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int32Schema, int64Schema, isInt64 } from './int64.js';
 export { parseJson, stringifyJson } from './json.js';
 export {
   type ListPlantsQuery,
@@ -9,6 +9,7 @@ export {
   PLANTS_PAGE_MAX_LIMIT,
   type PlantList,
   PlantListSchema,
+  pageLimitSchema,
 } from './list.js';
 export {
   NAME_MAX_LENGTH,
@@ -23,3 +24,34 @@ export {
   TAG_MAX_LENGTH,
   tagSchema,
 } from './plant.js';
+export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
+export {
+  type CreatedWebhook,
+  CreatedWebhookSchema,
+  DELIVERIES_PAGE_DEFAULT_LIMIT,
+  DELIVERIES_PAGE_MAX_LIMIT,
+  DELIVERY_STATUSES,
+  DeliveryIdSchema,
+  type DeliveryStatus,
+  type ListDeliveriesQuery,
+  type ListDeliveriesQueryInput,
+  ListDeliveriesQuerySchema,
+  type NewWebhook,
+  NewWebhookSchema,
+  type PlantCreatedEvent,
+  PlantCreatedEventSchema,
+  WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_URL_MAX_LENGTH,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookDeliveryAttempt,
+  WebhookDeliveryAttemptSchema,
+  type WebhookDeliveryList,
+  WebhookDeliveryListSchema,
+  WebhookDeliverySchema,
+  WebhookIdSchema,
+  type WebhookList,
+  WebhookListSchema,
+  WebhookSchema,
+  WebhookUrlSchema,
+} from './webhook.js';

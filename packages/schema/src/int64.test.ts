@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int64Schema, isInt64 } from './int64.js';
+import { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int32Schema, int64Schema, isInt64 } from './int64.js';
 
 // Written out, not derived from the constants: a wrong constant must fail these tests.
 const ID_RANGE_MESSAGE = 'id must be an integer between -9223372036854775808 and 9223372036854775807';
@@ -99,5 +99,33 @@ describe('int64Schema', () => {
       'parentId must be an integer between -9223372036854775808 and 9223372036854775807',
     ]);
     expect(messagesFor(undefined, parentId)).toEqual(['parentId is required']);
+  });
+});
+
+describe('int32Schema', () => {
+  const statusCode = int32Schema('statusCode', 'An HTTP status', 100, 599);
+  const latency = int32Schema('latencyMs', 'Milliseconds', 0);
+
+  it('accepts a number or a bigint within its bounds and outputs a number', () => {
+    expect(v.parse(statusCode, 100)).toBe(100);
+    expect(v.parse(statusCode, 599n)).toBe(599);
+    expect(v.parse(latency, INT32_MAX)).toBe(INT32_MAX);
+    expect(v.parse(int32Schema('x', 'x'), INT32_MIN)).toBe(INT32_MIN);
+  });
+
+  it.each([
+    ['below the minimum', 99],
+    ['above the maximum', 600n],
+    ['a fraction', 200.5],
+    ['NaN', Number.NaN],
+    ['a string', '200'],
+    ['null', null],
+  ])('refuses %s with the range message', (_label, input) => {
+    expect(messagesFor(input, statusCode)).toEqual(['statusCode must be an integer between 100 and 599']);
+  });
+
+  it('refuses beyond int32 by default, and says a missing value is required', () => {
+    expect(messagesFor(INT32_MAX + 1, latency)).toEqual(['latencyMs must be an integer between 0 and 2147483647']);
+    expect(messagesFor(undefined, latency)).toEqual(['latencyMs is required']);
   });
 });

@@ -31,3 +31,21 @@ export function int64Schema(field: string, description = `${field}: an int64`) {
     v.check(isInt64, message),
   );
 }
+
+/**
+ * An int32 field, named `field` in its messages, between `minimum` and `maximum` (both within
+ * int32). Accepts a number (plain `JSON.parse`) or a bigint (this package's `parseJson`) and
+ * outputs a number. `description` documents it in JSON Schema.
+ */
+export function int32Schema(field: string, description: string, minimum = INT32_MIN, maximum = INT32_MAX) {
+  const message = `${field} must be an integer between ${minimum} and ${maximum}`;
+  return v.pipe(
+    v.union([v.pipe(v.number(message), v.integer(message)), v.bigint(message)], (issue) =>
+      issue.input === undefined ? `${field} is required` : message,
+    ),
+    v.metadata({ format: 'int32', minimum, maximum }),
+    v.description(description),
+    v.check((value) => value >= minimum && value <= maximum, message),
+    v.transform(Number),
+  );
+}

@@ -7,7 +7,25 @@ export const PLANTS_PAGE_DEFAULT_LIMIT = 20;
 /** The most plants one `GET /plants` page may hold. */
 export const PLANTS_PAGE_MAX_LIMIT = 100;
 
-const LIMIT_MESSAGE = `limit must be an integer between 1 and ${PLANTS_PAGE_MAX_LIMIT}`;
+/**
+ * The `limit` of a paged listing: an integer from 1 to `maxLimit`, `defaultLimit` when absent.
+ * Query strings arrive as text; the service reads integers out of them first and hands
+ * anything else over as is, for these rules to refuse.
+ */
+export function pageLimitSchema(defaultLimit: number, maxLimit: number) {
+  const message = `limit must be an integer between 1 and ${maxLimit}`;
+  return v.optional(
+    v.pipe(
+      v.number(message),
+      v.integer(message),
+      v.minValue(1, message),
+      v.maxValue(maxLimit, message),
+      v.metadata({ format: 'int32' }),
+      v.description('The maximum number of results to return'),
+    ),
+    defaultLimit,
+  );
+}
 
 /**
  * The query of `GET /plants`, as typed values: `limit` (1-100, default 20), `tag` (exact match)
@@ -15,17 +33,7 @@ const LIMIT_MESSAGE = `limit must be an integer between 1 and ${PLANTS_PAGE_MAX_
  * reads integers out of them first and hands anything else over as is, for these rules to refuse.
  */
 export const ListPlantsQuerySchema = v.object({
-  limit: v.optional(
-    v.pipe(
-      v.number(LIMIT_MESSAGE),
-      v.integer(LIMIT_MESSAGE),
-      v.minValue(1, LIMIT_MESSAGE),
-      v.maxValue(PLANTS_PAGE_MAX_LIMIT, LIMIT_MESSAGE),
-      v.metadata({ format: 'int32' }),
-      v.description('The maximum number of results to return'),
-    ),
-    PLANTS_PAGE_DEFAULT_LIMIT,
-  ),
+  limit: pageLimitSchema(PLANTS_PAGE_DEFAULT_LIMIT, PLANTS_PAGE_MAX_LIMIT),
   tag: v.exactOptional(tagSchema(`Only plants with exactly this tag (at most ${TAG_MAX_LENGTH} characters)`)),
   after: v.exactOptional(
     int64Schema('after', 'Only plants whose id is greater than this one: the last id of the previous page'),

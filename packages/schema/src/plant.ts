@@ -1,41 +1,9 @@
 import * as v from 'valibot';
 import { int64Schema } from './int64.js';
+import { objectMessage, textSchema } from './text.js';
 
 export const NAME_MAX_LENGTH = 255;
 export const TAG_MAX_LENGTH = 255;
-
-/** Length in Unicode code points: what PostgreSQL's varchar(255) counts. */
-function codePointLength(text: string): number {
-  let length = 0;
-  for (const _ of text) length++;
-  return length;
-}
-
-/**
- * Text that PostgreSQL can store exactly as given: well-formed UTF-16 (a lone surrogate
- * would be replaced on the way to UTF-8) and no U+0000 (PostgreSQL text cannot hold it).
- */
-function isStorableText(text: string): boolean {
-  return text.isWellFormed() && !text.includes('\u0000');
-}
-
-function textSchema(field: string, minLength: number, maxLength: number, description: string) {
-  const message =
-    minLength > 0
-      ? `${field} must be a string of ${minLength} to ${maxLength} characters`
-      : `${field} must be a string of at most ${maxLength} characters`;
-  return v.pipe(
-    v.string((issue) => (issue.input === undefined ? `${field} is required` : message)),
-    v.description(description),
-    // For JSON Schema / OpenAPI, whose minLength/maxLength count code points, as the check below does.
-    v.metadata(minLength > 0 ? { minLength, maxLength } : { maxLength }),
-    v.check((text) => {
-      const length = codePointLength(text);
-      return length >= minLength && length <= maxLength;
-    }, message),
-    v.check(isStorableText, `${field} must be valid Unicode text without NUL characters (U+0000)`),
-  );
-}
 
 /** A tag: absent, or a string of at most 255 characters (never null). */
 export function tagSchema(description: string) {
@@ -48,16 +16,6 @@ const plantEntries = {
   /** Tag that specifies the type of the plant: absent, or at most 255 characters (never null). */
   tag: v.exactOptional(tagSchema('Tag that specifies the type of the plant')),
 };
-
-/**
- * valibot reports a missing key on the object, as `Invalid key: Expected "id" but received
- * undefined`; the contract's messages name the field instead. Other object issues keep
- * valibot's message.
- */
-function objectMessage(issue: v.ObjectIssue): string {
-  const pathItem = issue.path?.[0];
-  return pathItem?.origin === 'key' ? `${String(pathItem.key)} is required` : issue.message;
-}
 
 /** The spec's base plant record: `{ name, tag? }`. Unknown keys are stripped. */
 export const PlantSchema = v.object(plantEntries, objectMessage);

@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import { type Database, openDatabase } from '@plant-store/db';
 import type { Config } from '../config.js';
-import { isScope, SCOPES, type Scope } from '../middleware/bearer-auth.js';
+import { DEFAULT_TOKEN_SCOPES, isScope, SCOPES, type Scope } from '../middleware/bearer-auth.js';
 
 export const USAGE = `Usage:
-  pnpm run token create --name NAME [--scope SCOPE ...]   issue a token (default scopes: ${SCOPES.join(', ')}); prints it last
+  pnpm run token create --name NAME [--scope SCOPE ...]   issue a token; prints it last
   pnpm run token list                                     list tokens (never the tokens themselves)
   pnpm run token revoke NAME                              revoke the active token NAME
+
+Scopes: ${SCOPES.join(', ')}. Without --scope a token gets ${DEFAULT_TOKEN_SCOPES.join(' and ')};
+repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage.
 
 Works on the configured database: DATABASE_URL, or the embedded one in DATA_DIR (stop the service first).`;
 
@@ -35,7 +38,7 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
           '--name is required: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit',
         );
       }
-      const scopes = parseScopes(values.scope ?? [...SCOPES]);
+      const scopes = parseScopes(values.scope ?? DEFAULT_TOKEN_SCOPES);
       await withDatabase(config, async (db) => {
         const { token, record } = await db.issueToken({ name, scopes });
         output.out(`Issued token "${record.name}" with scopes ${record.scopes.join(' ')}. It is shown this once only:`);
@@ -70,11 +73,13 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
   }
 }
 
+/** The scopes named, each once, in the order first given. */
 function parseScopes(values: readonly string[]): Scope[] {
-  return values.map((value) => {
+  const scopes = values.map((value) => {
     if (!isScope(value)) throw new UsageError(`unknown scope "${value}"; scopes are ${SCOPES.join(', ')}`);
     return value;
   });
+  return [...new Set(scopes)];
 }
 
 async function withDatabase(config: Config, work: (db: Database) => Promise<void>): Promise<void> {

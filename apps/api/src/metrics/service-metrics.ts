@@ -1,5 +1,6 @@
 import type { ObserveDatabaseCall } from '@plant-store/db';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { AttemptResult as WebhookAttemptResult } from '../webhooks/dispatcher.js';
 
 /**
  * Bucket bounds in seconds, for a service whose requests and queries take about 1-50 ms: fine
@@ -35,6 +36,8 @@ export interface ServiceMetrics {
   observeRequest(request: FinishedRequest): void;
   /** For `openDatabase({ observe })`: repository call durations. */
   readonly observeDatabaseCall: ObserveDatabaseCall;
+  /** For the webhook dispatcher: each delivery attempt's result. */
+  observeWebhookAttempt(result: WebhookAttemptResult): void;
 }
 
 export function createServiceMetrics(): ServiceMetrics {
@@ -61,6 +64,12 @@ export function createServiceMetrics(): ServiceMetrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
+  const webhookAttempts = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts, by result: delivered, retrying, failed (given up), lease-lost, unrecorded.',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
   // The children of each label combination, kept: prom-client hashes a labels object on every
   // call otherwise. The label sets are bounded (see above), and so is this map.
   const byLabels = new Map<
@@ -80,6 +89,9 @@ export function createServiceMetrics(): ServiceMetrics {
       }
       child.count.inc();
       child.duration.observe(durationSeconds);
+    },
+    observeWebhookAttempt(result) {
+      webhookAttempts.inc({ result });
     },
     observeDatabaseCall({ operation, outcome, durationSeconds }) {
       const key = `${operation} ${outcome}`;

@@ -206,6 +206,13 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         listPlants: async () => ({ plants: [], hasMore: false }),
         deletePlant: async () => false,
         ping: async () => {},
+        createWebhook: async () => {
+          throw new Error('not used');
+        },
+        listWebhooks: async () => [],
+        deleteWebhook: async () => false,
+        listDeliveries: async () => null,
+        resendDelivery: async () => null,
       },
       bodyLimitBytes: 1024,
       // error level: the 500 is logged, access lines (info) are not.

@@ -1,11 +1,21 @@
 import {
+  CreatedWebhookSchema,
+  DeliveryIdSchema,
   ErrorSchema,
+  ListDeliveriesQuerySchema,
   ListPlantsQuerySchema,
   NewPlantSchema,
+  NewWebhookSchema,
   PlantIdSchema,
   PlantListSchema,
   PlantSchema,
   StoredPlantSchema,
+  WebhookDeliveryAttemptSchema,
+  WebhookDeliveryListSchema,
+  WebhookDeliverySchema,
+  WebhookIdSchema,
+  WebhookListSchema,
+  WebhookSchema,
 } from '@plant-store/schema';
 import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
 
@@ -15,6 +25,11 @@ const NAMED_SCHEMAS = {
   NewPlant: NewPlantSchema,
   StoredPlant: StoredPlantSchema,
   Error: ErrorSchema,
+  NewWebhook: NewWebhookSchema,
+  Webhook: WebhookSchema,
+  CreatedWebhook: CreatedWebhookSchema,
+  WebhookDelivery: WebhookDeliverySchema,
+  WebhookDeliveryAttempt: WebhookDeliveryAttemptSchema,
 };
 
 type Json = JsonSchema & Record<string, unknown>;
@@ -57,7 +72,7 @@ function withoutDialect({ $schema: _dialect, $defs: _definitions, ...schema }: J
   return schema;
 }
 
-/** `components.schemas`: Plant, NewPlant, StoredPlant and Error, from the schema package. */
+/** `components.schemas`: the plant, webhook and Error shapes, from the schema package. */
 export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
   return toJsonSchemaDefs(NAMED_SCHEMAS, CONVERSION) as Record<keyof typeof NAMED_SCHEMAS, Json>;
 }
@@ -82,4 +97,30 @@ export function listPlantsQuerySchemas(): Record<'limit' | 'tag' | 'after', Json
   const query = convert(ListPlantsQuerySchema);
   const properties = query.properties as Record<'limit' | 'tag' | 'after', Json>;
   return properties;
+}
+
+/** The response body of `GET /webhooks`. */
+export function webhookListSchema(): Json {
+  return convert(WebhookListSchema);
+}
+
+/** The response body of `GET /webhooks/{id}/deliveries`. */
+export function webhookDeliveryListSchema(): Json {
+  return convert(WebhookDeliveryListSchema);
+}
+
+/** The `{id}` of `/webhooks/{id}...`: a UUID. */
+export function webhookIdParameterSchema(): Json {
+  return convert(WebhookIdSchema);
+}
+
+/** The `{deliveryId}` of `.../deliveries/{deliveryId}/resend`: an int64. */
+export function deliveryIdParameterSchema(): Json {
+  return convert(DeliveryIdSchema);
+}
+
+/** The query parameters of `GET /webhooks/{id}/deliveries`, by name. */
+export function listDeliveriesQuerySchemas(): Record<'limit' | 'after', Json> {
+  const query = convert(ListDeliveriesQuerySchema);
+  return query.properties as Record<'limit' | 'after', Json>;
 }

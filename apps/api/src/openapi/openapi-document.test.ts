@@ -4,8 +4,9 @@ import { stringifyJson } from '@plant-store/schema';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ContractCheck, loadContract } from '../test-support/openapi-contract.js';
+import { type ContractCheck, DOCUMENT_FORMATS, loadContract } from '../test-support/openapi-contract.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
+import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import { createOpenApiDocument } from './openapi-document.js';
 
 type Json = Record<string, unknown>;
@@ -72,8 +73,7 @@ describe('the OpenAPI document', () => {
 
   it('has examples that its own schemas accept (Ajv, JSON Schema 2020-12)', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajv.addFormat('int32', { type: 'number', validate: Number.isInteger });
-    ajv.addFormat('int64', { type: 'number', validate: Number.isInteger });
+    for (const [name, format] of Object.entries(DOCUMENT_FORMATS)) ajv.addFormat(name, format);
     ajv.addSchema({ ...served.document, $id: 'openapi.json' }, 'openapi.json');
     let checked = 0;
     const check = (pointer: string, example: unknown) => {
@@ -100,14 +100,16 @@ describe('the OpenAPI document', () => {
       for (const [key, child] of Object.entries(record)) visit(child, `${pointer}/${escapePointer(key)}`);
     };
     visit(served.document.paths, '/paths');
+    visit(served.document.webhooks, '/webhooks');
     visit(served.document.components, '/components');
-    expect(checked).toBeGreaterThan(20);
+    expect(checked).toBeGreaterThan(40);
   });
 
   it('describes every operation with an operationId, bearer scopes or none, and its error responses', () => {
     const operations = operationsOf(served.document);
     expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
       'DELETE /plants/{id}',
+      'DELETE /webhooks/{id}',
       'GET /docs',
       'GET /healthz',
       'GET /metrics',
@@ -115,7 +117,11 @@ describe('the OpenAPI document', () => {
       'GET /plants',
       'GET /plants/{id}',
       'GET /readyz',
+      'GET /webhooks',
+      'GET /webhooks/{id}/deliveries',
       'POST /plants',
+      'POST /webhooks',
+      'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
     ]);
     for (const { path, operation } of operations) {
       expect(operation.operationId).toEqual(expect.any(String));
@@ -125,6 +131,17 @@ describe('the OpenAPI document', () => {
         expect(Object.keys(operation.responses as Json)).toEqual(
           expect.arrayContaining(['400', '401', '403', '500', '503']),
         );
+      } else if (path.startsWith('/webhooks')) {
+        expect(security).toEqual([{ bearerAuth: ['webhooks:manage'] }]);
+        expect(operation.description).toContain('Requires the `webhooks:manage` scope.');
+        expect(Object.keys(operation.responses as Json)).toEqual(expect.arrayContaining(['401', '403', '500', '503']));
+        expect(resolve(served.document, (operation.responses as Record<string, Json>)['403'] as Json)).toMatchObject({
+          content: {
+            'application/json': {
+              examples: { scope: { value: { error: 403, message: 'this token lacks the webhooks:manage scope' } } },
+            },
+          },
+        });
       } else {
         expect(security).toEqual([]);
       }
@@ -133,10 +150,59 @@ describe('the OpenAPI document', () => {
 
   it('answers every documented operation on a real route (never the router 404 or 405)', async () => {
     for (const { path, method } of operationsOf(served.document)) {
-      const response = await request(service.url, path.replace('{id}', '1'), { method: method.toUpperCase() });
+      const response = await request(service.url, path.replaceAll(/\{[^}]+\}/g, '1'), {
+        method: method.toUpperCase(),
+      });
       expect({ path, method, status: response.status }).not.toMatchObject({ status: 405 });
       expect(response.text).not.toContain('no route for');
     }
+  });
+
+  describe('webhooks', () => {
+    it('describes the event as the upstream sample names it: POST /plant/webhook with a NewPlant body', () => {
+      const webhooks = served.document.webhooks as Record<string, Json>;
+      expect(Object.keys(webhooks)).toEqual(['/plant/webhook']);
+      const post = (webhooks['/plant/webhook'] as Json).post as Json;
+      expect(post).toMatchObject({
+        security: [],
+        requestBody: {
+          description: 'Information about a new plant added to the store',
+          required: true,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+        },
+      });
+      expect(Object.keys(post.responses as Json)).toEqual(['2XX', 'default']);
+      expect((post.responses as Record<string, Json>).default?.description).toContain('retried');
+    });
+
+    it('documents the three Standard Webhooks headers as required, with examples they accept', () => {
+      const post = ((served.document.webhooks as Record<string, Json>)['/plant/webhook'] as Json).post as Json;
+      const headers = (post.parameters as Json[]).map((parameter) => ({
+        name: parameter.name,
+        in: parameter.in,
+        required: parameter.required,
+      }));
+      expect(headers).toEqual([
+        { name: 'webhook-id', in: 'header', required: true },
+        { name: 'webhook-timestamp', in: 'header', required: true },
+        { name: 'webhook-signature', in: 'header', required: true },
+      ]);
+      for (const parameter of post.parameters as Json[]) {
+        const schema = parameter.schema as Json;
+        if (typeof schema.pattern === 'string') {
+          expect(new RegExp(schema.pattern).test(String(parameter.example)), String(parameter.name)).toBe(true);
+        }
+      }
+    });
+
+    it("keeps the URL refusals it shows in step with the service's own messages", async () => {
+      const post = ((served.document.paths as Record<string, Json>)['/webhooks'] as Json).post as Json;
+      const content = ((post.responses as Record<string, Json>)['400'] as Json).content as Json;
+      const examples = (content['application/json'] as Json).examples as Record<string, { value: Json }>;
+      const policy = { allowPrivateNetworks: false, resolve: async () => [] };
+      expect(await checkWebhookUrl('https://127.0.0.1/', policy)).toBe(examples.private?.value.message);
+      expect(await checkWebhookUrl('https://hooks.invalid/', policy)).toBe(examples.unresolvable?.value.message);
+    });
   });
 
   describe('compatibility with the upstream "OpenAPI Plant Store" sample', () => {
@@ -211,6 +277,8 @@ describe('the OpenAPI document', () => {
       contract = await loadContract(served.document);
     });
     const json = { 'content-type': 'application/json; charset=utf-8' };
+    const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
+    const webhook = `{"id":"${WEBHOOK_ID}","url":"https://8.8.8.8/hook","createdAt":"2026-11-23T10:48:07.123Z"}`;
     const check = (
       method: string,
       path: string,
@@ -223,6 +291,23 @@ describe('the OpenAPI document', () => {
       expect(check('GET', '/plants/1', 200, '{"id":1,"name":"Fern"}')).toEqual([]);
       expect(check('GET', '/plants', 200, '[]')).toEqual([]);
       expect(check('DELETE', '/plants/1', 204, '', {})).toEqual([]);
+      expect(check('GET', '/webhooks', 200, `[${webhook}]`)).toEqual([]);
+      expect(check('POST', '/webhooks', 201, `${webhook.slice(0, -1)},"secret":"whsec_c2VjcmV0"}`)).toEqual([]);
+      expect(check('DELETE', `/webhooks/${WEBHOOK_ID}`, 204, '', {})).toEqual([]);
+    });
+
+    it('checks the formats of webhook answers: uuid, date-time, status, int64 ids', () => {
+      expect(check('GET', '/webhooks', 200, `[${webhook.replace(WEBHOOK_ID, '42')}]`)).not.toEqual([]);
+      expect(check('GET', '/webhooks', 200, `[${webhook.replace('T10:48:07.123Z', ' 10:48')}]`)).not.toEqual([]);
+      expect(check('POST', '/webhooks', 200, webhook)).not.toEqual([]);
+      expect(check('POST', '/webhooks', 201, webhook)).not.toEqual([]);
+      const delivery = `{"id":1,"webhookId":"${WEBHOOK_ID}","eventId":"msg_${WEBHOOK_ID}","plantId":5,"status":"pending","createdAt":"2026-11-23T10:48:07.123Z","attempts":[]}`;
+      const deliveries = `/webhooks/${WEBHOOK_ID}/deliveries`;
+      expect(check('GET', deliveries, 200, `[${delivery}]`)).toEqual([]);
+      expect(check('GET', deliveries, 200, `[${delivery.replace('pending', 'retrying')}]`)).not.toEqual([]);
+      expect(check('GET', deliveries, 200, `[${delivery.replace('"plantId":5', '"plantId":"5"')}]`)).not.toEqual([]);
+      expect(check('POST', `${deliveries}/1/resend`, 202, delivery)).toEqual([]);
+      expect(check('POST', `${deliveries}/1/resend`, 200, delivery)).not.toEqual([]);
     });
 
     it('catches a wrong body, an undocumented status, a missing header and a wrong content type', () => {

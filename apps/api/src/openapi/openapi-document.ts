@@ -8,15 +8,11 @@ import {
   PlantIdSchema,
   type StoredPlant,
 } from '@plant-store/schema';
-import * as v from 'valibot';
-import {
-  AUTHENTICATION_REQUIRED_MESSAGE,
-  INVALID_TOKEN_MESSAGE,
-  missingScopeMessage,
-  REALM,
-} from '../middleware/bearer-auth.js';
+import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE, REALM } from '../middleware/bearer-auth.js';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
 import { componentSchemas, listPlantsQuerySchemas, plantIdParameterSchema, plantListSchema } from './json-schemas.js';
+import { errorContent, errorExample, forbidden, JSON_TYPE, ref, validationMessage } from './openapi-parts.js';
+import { plantCreatedWebhook, webhookParameters, webhookPaths } from './webhook-paths.js';
 
 /** An OpenAPI 3.1 document: plain JSON data (ids in examples are bigints, written exactly). */
 export type OpenApiDocument = Record<string, unknown>;
@@ -28,9 +24,6 @@ export interface OpenApiDocumentOptions {
   readonly metrics?: boolean;
 }
 
-const JSON_TYPE = 'application/json';
-const ref = (path: string) => ({ $ref: `#/components/${path}` });
-
 /**
  * Example ids stay below 2^53: documentation renderers (Swagger UI on /docs) read JSON numbers
  * as doubles and would show larger ones rounded. The description says ids are exact.
@@ -41,26 +34,6 @@ const EXAMPLE_PLANTS: StoredPlant[] = [
   EXAMPLE_PLANT,
   { id: 5005n, name: 'Snake plant', tag: 'succulent' },
 ];
-
-/** The message the service really answers for an input: the schema package's own. */
-function validationMessage(schema: v.GenericSchema, input: unknown): string {
-  const result = v.safeParse(schema, input, { abortEarly: true });
-  if (result.success) throw new Error('example input unexpectedly valid');
-  return result.issues[0].message;
-}
-
-function errorExample(code: ErrorCode, message: string, summary: string) {
-  return { summary, value: { error: code, message } };
-}
-
-/**
- * An Error body whose `error` is one of `codes`. The `$ref` sits beside the narrowing (allowed
- * in OpenAPI 3.1 schemas): code generators see the plain Error, validators check the code.
- */
-function errorContent(codes: readonly ErrorCode[], examples: Record<string, ReturnType<typeof errorExample>>) {
-  const schema = { $ref: '#/components/schemas/Error', properties: { error: { enum: codes } } };
-  return { [JSON_TYPE]: { schema, examples } };
-}
 
 /**
  * The service's OpenAPI 3.1 document. Shapes come from the schema package's valibot schemas
@@ -81,13 +54,6 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
       invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
     }),
   };
-  const forbidden = (scope: string) => ({
-    description: `The token lacks the \`${scope}\` scope. \`error\` is 403.`,
-    headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
-    content: errorContent([ErrorCode.NotAllowed], {
-      scope: errorExample(ErrorCode.NotAllowed, missingScopeMessage(scope), 'Missing scope'),
-    }),
-  });
   const notFound = {
     description: 'No plant has this id. `error` is 404.',
     content: errorContent([ErrorCode.NotFound], {
@@ -105,7 +71,8 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     info: {
       title: 'Plant Store',
       version: '1.0.0',
-      summary: 'A store of plants: create, list, fetch and delete them by their int64 id.',
+      summary:
+        'A store of plants: create, list, fetch and delete them by their int64 id; webhooks announce every plant created.',
       description: [
         'Compatible with the "OpenAPI Plant Store" sample interface 1.0.0.',
         '',
@@ -113,7 +80,8 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
         '- **Other paths and methods:** an unknown path answers 404, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
-        '- **Authentication:** `Authorization: Bearer <token>`; tokens carry the scopes `plants:read` and `plants:write`.',
+        '- **Authentication:** `Authorization: Bearer <token>`; tokens carry the scopes `plants:read`, `plants:write` and `webhooks:manage`.',
+        '- **Webhooks:** register a receiver with `POST /webhooks` (scope `webhooks:manage`); every plant created is then POSTed to it, signed as Standard Webhooks specify (see `webhooks` below, `/plant/webhook`), delivered at least once with retries. Its deliveries and their attempts are listed under `GET /webhooks/{id}/deliveries`.',
         "- **Request ids:** every response carries `X-Request-Id`: the one the request sent, when it is 1-128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Quote it when reporting a problem; it is in the service's logs.",
       ].join('\n'),
     },
@@ -122,6 +90,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'plants', description: 'The plants in the store' },
+      { name: 'webhooks', description: 'Receivers of plant-created events, and their deliveries' },
       { name: 'service', description: 'Probes and this description' },
     ],
     paths: {
@@ -274,6 +243,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
           },
         },
       },
+      ...webhookPaths({ bodyLimitBytes }),
       '/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',
@@ -319,6 +289,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
       },
       ...(metrics ? { '/metrics': metricsPathItem() } : {}),
     },
+    webhooks: plantCreatedWebhook(),
     components: {
       schemas: componentSchemas(),
       parameters: {
@@ -349,11 +320,12 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
           schema: plantIdParameterSchema(),
           example: EXAMPLE_PLANT.id,
         },
+        ...webhookParameters(),
       },
       headers: {
         Link: {
           description:
-            'RFC 8288. Present when more plants follow: `rel="next"` names the next page as a query-only URI reference, to be resolved against this request\'s URL (RFC 3986 section 5), e.g. `<?limit=20&after=4201>; rel="next"`. Absent on the last page.',
+            'RFC 8288. Present when more results follow: `rel="next"` names the next page as a query-only URI reference, to be resolved against this request\'s URL (RFC 3986 section 5), e.g. `<?limit=20&after=4201>; rel="next"`. Absent on the last page.',
           schema: { type: 'string' },
           example: `<?limit=${PLANTS_PAGE_DEFAULT_LIMIT}&after=${EXAMPLE_PLANT.id}>; rel="next"`,
         },
@@ -396,7 +368,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
           type: 'http',
           scheme: 'bearer',
           description:
-            'An opaque token (`pst_...`) issued with `pnpm run token create`. Scopes: `plants:read` (list and fetch), `plants:write` (create and delete).',
+            'An opaque token (`pst_...`) issued with `pnpm run token create`. Scopes: `plants:read` (list and fetch plants), `plants:write` (create and delete plants), `webhooks:manage` (register, list and delete webhooks; list and resend their deliveries).',
         },
       },
     },

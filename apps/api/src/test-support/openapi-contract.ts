@@ -1,3 +1,4 @@
+import { isRfc3339DateTime } from '@plant-store/schema';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OpenAPIBackend, type Operation, SetMatchType } from 'openapi-backend';
 
@@ -18,13 +19,20 @@ export interface CheckedResponse {
 }
 
 /**
- * Ajv reads JSON numbers as doubles, where INT64_MAX rounds up to 2^63: these formats bound
- * the double range inclusively. Exactness itself is proven by the byte-for-byte HTTP tests.
+ * The formats the document uses, checked for real (Ajv knows none of them by itself: unknown
+ * formats would be ignored, with a warning each). Ajv reads JSON numbers as doubles, where
+ * INT64_MAX rounds up to 2^63: the integer formats bound the double range inclusively.
+ * Exactness itself is proven by the byte-for-byte HTTP tests.
  */
-const INTEGER_FORMATS = {
+export const DOCUMENT_FORMATS = {
   int32: { type: 'number', validate: (value: number) => Number.isInteger(value) && Math.abs(value + 0.5) <= 2 ** 31 },
   int64: { type: 'number', validate: (value: number) => Number.isInteger(value) && Math.abs(value) <= 2 ** 63 },
+  'date-time': { type: 'string', validate: isRfc3339DateTime },
+  uuid: { type: 'string', validate: (value: string) => UUID.test(value) },
+  iri: { type: 'string', validate: (value: string) => URL.canParse(value) },
 } as const;
+
+const UUID = /^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
 
 export async function loadContract(document: unknown): Promise<ContractCheck> {
   const api = new OpenAPIBackend({
@@ -37,7 +45,7 @@ export async function loadContract(document: unknown): Promise<ContractCheck> {
     validate: true,
     customizeAjv: (_ajv, options) => {
       const ajv = new Ajv2020({ ...options, strict: false });
-      for (const [name, format] of Object.entries(INTEGER_FORMATS)) ajv.addFormat(name, format);
+      for (const [name, format] of Object.entries(DOCUMENT_FORMATS)) ajv.addFormat(name, format);
       return ajv;
     },
   });

@@ -1,7 +1,8 @@
 import type { NewPlant, StoredPlant } from '@plant-store/schema';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { isUniqueViolation, translateError } from '../prisma-errors.js';
+import { translateError } from '../prisma-errors.js';
+import { type InsertedPlants, insertPlants, type SqlRunner } from './insert-plants.js';
 import { hasSameContent, toStoredPlant } from './plant-record.js';
 
 export interface CreatePlantResult {
@@ -20,15 +21,26 @@ const MAX_ATTEMPTS = 3;
  * - Same id, other content: throws PlantConflictError.
  * Under concurrency PostgreSQL's primary key decides: exactly one insert wins, the others
  * see its committed row and answer as a replay or a conflict.
+ * The insert is the group-commit statement for one plant (insertPlants), so a plant written
+ * this way gets its webhook event in the same transaction too; a replay or a conflict, none.
+ * `onEvents` is called once that statement has committed, when it recorded webhook events.
  */
-export async function createPlant(prisma: PrismaClient, plant: NewPlant): Promise<CreatePlantResult> {
-  const data = { id: plant.id, name: plant.name, tag: plant.tag ?? null };
+export async function createPlant(
+  sql: SqlRunner,
+  prisma: PrismaClient,
+  plant: NewPlant,
+  onEvents?: () => void,
+): Promise<CreatePlantResult> {
   for (let attempt = 1; ; attempt++) {
+    let inserted: InsertedPlants;
     try {
-      const row = await prisma.plant.create({ data, select: { id: true, name: true, tag: true } });
-      return { plant: toStoredPlant(row), created: true };
+      inserted = await insertPlants(sql, [plant]);
     } catch (error) {
-      if (!isUniqueViolation(error)) throw translateError(error);
+      throw translateError(error);
+    }
+    if (inserted.events > 0) onEvents?.();
+    if (inserted.ids.has(plant.id)) {
+      return { plant: toStoredPlant({ id: plant.id, name: plant.name, tag: plant.tag ?? null }), created: true };
     }
     const existing = await prisma.plant
       .findUnique({ where: { id: plant.id }, select: { id: true, name: true, tag: true } })

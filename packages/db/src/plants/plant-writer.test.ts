@@ -10,7 +10,8 @@ import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from '../migrate.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import { createPlantWriter, type PlantWriter, type SqlRunner } from './plant-writer.js';
+import type { SqlRunner } from './insert-plants.js';
+import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
 const LIMITS = { maxQueued: 10_000, maxWaitMs: 5_000 };
 
@@ -39,11 +40,11 @@ async function silentDatabase(connectionTimeoutMillis: number) {
 function counting(driver: SqlRunner, adapter: PrismaPg | PrismaPGlite, inserts: { count: number }) {
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   prisma.$on('query', (event) => {
-    if (/^\s*INSERT/i.test(event.query)) inserts.count++;
+    if (/\bINSERT\b/i.test(event.query)) inserts.count++;
   });
   const sql: SqlRunner = {
     query(text, values) {
-      if (/^\s*INSERT/i.test(text)) inserts.count++;
+      if (/\bINSERT\b/i.test(text)) inserts.count++;
       return driver.query(text, values);
     },
   };

@@ -1,0 +1,433 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type AttemptOutcome, type ClaimedDelivery, DatabaseUnavailableError } from '@plant-store/db';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../test-support/webhook-receiver.js';
+import {
+  type AttemptResult,
+  createWebhookDispatcher,
+  type DeliveryStore,
+  type WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from './dispatcher.js';
+
+interface FakeDelivery {
+  readonly id: bigint;
+  readonly webhookId: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly eventId: string;
+  readonly payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  dueAt: number;
+  attempts: AttemptOutcome[];
+  lease: { id: string; expiresAt: number } | undefined;
+}
+
+/**
+ * The store's contract in memory, for the dispatcher's unit tests: due deliveries in id order,
+ * leases, per-webhook limits and exclusions. The real one (SQL, SKIP LOCKED) is tested in
+ * packages/db and end to end.
+ */
+class FakeStore implements DeliveryStore {
+  readonly deliveries: FakeDelivery[] = [];
+  readonly released: ClaimedDelivery[] = [];
+  claimCalls = 0;
+  /** Throw DatabaseUnavailableError from claimDeliveries while set. */
+  unavailable = false;
+  /** Answer recordAttempt with false (the lease was taken over) while set. */
+  leasesLost = false;
+  private nextId = 1n;
+
+  add(webhook: { id: string; url: string; secret: string }, plantId: bigint): FakeDelivery {
+    const delivery: FakeDelivery = {
+      id: this.nextId++,
+      webhookId: webhook.id,
+      url: webhook.url,
+      secret: webhook.secret,
+      eventId: `msg_${randomUUID()}`,
+      payload: `{"id":${plantId},"name":"Monstera"}`,
+      status: 'pending',
+      dueAt: 0,
+      attempts: [],
+      lease: undefined,
+    };
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+
+  async claimDeliveries(options: Parameters<DeliveryStore['claimDeliveries']>[0]): Promise<ClaimedDelivery[]> {
+    this.claimCalls += 1;
+    if (this.unavailable) throw new DatabaseUnavailableError();
+    const now = Date.now();
+    const perWebhook = new Map<string, number>();
+    const claims: ClaimedDelivery[] = [];
+    for (const delivery of this.deliveries) {
+      if (claims.length >= options.limit) break;
+      if (delivery.status !== 'pending' || delivery.dueAt > now) continue;
+      if (delivery.lease && delivery.lease.expiresAt > now) continue;
+      if (options.excludeWebhookIds.includes(delivery.webhookId)) continue;
+      const taken = perWebhook.get(delivery.webhookId) ?? 0;
+      if (taken >= options.perWebhookLimit) continue;
+      perWebhook.set(delivery.webhookId, taken + 1);
+      delivery.lease = { id: randomUUID(), expiresAt: now + options.leaseMs };
+      claims.push({
+        deliveryId: delivery.id,
+        leaseId: delivery.lease.id,
+        leaseExpiresAt: new Date(delivery.lease.expiresAt),
+        eventId: delivery.eventId,
+        webhookId: delivery.webhookId,
+        url: delivery.url,
+        secret: delivery.secret,
+        payload: delivery.payload,
+        attemptNumber: delivery.attempts.length + 1,
+      });
+    }
+    return claims;
+  }
+
+  async recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
+    const delivery = this.find(claim);
+    if (this.leasesLost || delivery?.lease?.id !== claim.leaseId) return false;
+    delivery.attempts.push(outcome);
+    delivery.status = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
+    delivery.dueAt = outcome.retryAt?.getTime() ?? 0;
+    delivery.lease = undefined;
+    return true;
+  }
+
+  async releaseClaim(claim: ClaimedDelivery): Promise<void> {
+    const delivery = this.find(claim);
+    if (delivery?.lease?.id !== claim.leaseId) return;
+    delivery.lease = undefined;
+    this.released.push(claim);
+  }
+
+  private find(claim: ClaimedDelivery): FakeDelivery | undefined {
+    return this.deliveries.find((delivery) => delivery.id === claim.deliveryId);
+  }
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function receiver(): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver();
+  cleanups.push(() => started.close());
+  return started;
+}
+
+function subscription(url: string) {
+  return { id: randomUUID(), url, secret: `whsec_${randomBytes(32).toString('base64')}` };
+}
+
+interface Harness {
+  readonly dispatcher: WebhookDispatcher;
+  readonly logs: Array<Record<string, unknown>>;
+  readonly results: AttemptResult[];
+}
+
+function dispatch(store: FakeStore, options: Partial<WebhookDispatcherOptions> = {}): Harness {
+  const logs: Array<Record<string, unknown>> = [];
+  const results: AttemptResult[] = [];
+  const dispatcher = createWebhookDispatcher({
+    store,
+    retryScheduleMs: [50, 100],
+    timeoutMs: 2_000,
+    pollMs: 20,
+    leaseMs: 10_000,
+    concurrency: 4,
+    perWebhookConcurrency: 2,
+    allowPrivateNetworks: true,
+    log: createLogger({ level: 'debug', destination: { write: (line) => logs.push(JSON.parse(line)) } }),
+    random: () => 0.5,
+    observeAttempt: (result) => results.push(result),
+    ...options,
+  });
+  cleanups.push(() => dispatcher.close());
+  dispatcher.start();
+  return { dispatcher, logs, results };
+}
+
+/** Waits until `check` holds (polling), or fails after `timeoutMs`. */
+async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('createWebhookDispatcher', () => {
+  it('delivers a due delivery, signed, with the exact body, and records it as delivered', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    const webhook = subscription(hooks.url);
+    const delivery = store.add(webhook, 9_007_199_254_740_993n);
+    const { logs, results } = dispatch(store);
+
+    const [received] = await hooks.waitFor(1);
+    expect(received?.body).toBe('{"id":9007199254740993,"name":"Monstera"}');
+    expect(received?.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'plant-store-webhooks/1',
+      'webhook-id': delivery.eventId,
+    });
+    expect(() =>
+      new Webhook(webhook.secret).verify(received?.body ?? '', received?.headers ?? {}, { jsonParse: false }),
+    ).not.toThrow();
+
+    await eventually(() => delivery.status === 'delivered');
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ statusCode: 200, error: null, delivered: true, retryAt: null }),
+    ]);
+    expect(results).toEqual(['delivered']);
+    const line = logs.find((entry) => entry.message === 'webhook attempt');
+    expect(line).toMatchObject({
+      level: 'debug',
+      webhookId: webhook.id,
+      eventId: delivery.eventId,
+      deliveryId: '1',
+      status: 200,
+      outcome: 'delivered',
+    });
+  });
+
+  it('retries on the schedule, signing each attempt afresh, then gives up', async () => {
+    const hooks = await receiver();
+    hooks.answer(() => 500);
+    const store = new FakeStore();
+    const webhook = subscription(hooks.url);
+    const delivery = store.add(webhook, 1n);
+    const { logs, results } = dispatch(store, { retryScheduleMs: [50, 150] });
+
+    await eventually(() => delivery.status === 'failed');
+    expect(delivery.attempts.map(({ statusCode, error, delivered }) => ({ statusCode, error, delivered }))).toEqual(
+      Array(3).fill({ statusCode: 500, error: 'HTTP 500', delivered: false }),
+    );
+    const [first, second, third] = delivery.attempts;
+    // random() = 0.5: no jitter, the schedule exactly.
+    expect((first?.retryAt?.getTime() ?? 0) - (first?.attemptedAt.getTime() ?? 0)).toBeGreaterThanOrEqual(50);
+    expect((second?.retryAt?.getTime() ?? 0) - (second?.attemptedAt.getTime() ?? 0)).toBeGreaterThanOrEqual(150);
+    expect(third?.retryAt).toBeNull();
+    const received = hooks.received;
+    expect(received).toHaveLength(3);
+    expect((received[1]?.receivedAt ?? 0) - (received[0]?.receivedAt ?? 0)).toBeGreaterThanOrEqual(45);
+    expect((received[2]?.receivedAt ?? 0) - (received[1]?.receivedAt ?? 0)).toBeGreaterThanOrEqual(145);
+    for (const request of received) {
+      expect(request.headers['webhook-id']).toBe(delivery.eventId);
+      expect(() =>
+        new Webhook(webhook.secret).verify(request.body, request.headers, { jsonParse: false }),
+      ).not.toThrow();
+    }
+    expect(results).toEqual(['retrying', 'retrying', 'failed']);
+
+    // Given up: no fourth attempt.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(hooks.received).toHaveLength(3);
+    const gaveUp = logs.filter((entry) => entry.level === 'warn');
+    expect(gaveUp).toEqual([
+      expect.objectContaining({
+        message: 'webhook delivery failed: no attempts left',
+        webhookId: webhook.id,
+        eventId: delivery.eventId,
+        deliveryId: '1',
+        status: 500,
+        error: 'HTTP 500',
+        attempt: 3,
+      }),
+    ]);
+    // Ids and outcomes only: never the secret, a signature or the body.
+    const text = JSON.stringify(logs);
+    expect(text).not.toContain(webhook.secret.slice(6));
+    expect(text).not.toContain('v1,');
+    expect(text).not.toContain('Monstera');
+  });
+
+  it('stops retrying once an attempt succeeds', async () => {
+    const hooks = await receiver();
+    hooks.answer((_, index) => (index === 0 ? 503 : 204));
+    const store = new FakeStore();
+    const delivery = store.add(subscription(hooks.url), 1n);
+    const { results } = dispatch(store);
+    await eventually(() => delivery.status === 'delivered');
+    expect(delivery.attempts.map((attempt) => attempt.statusCode)).toEqual([503, 204]);
+    expect(results).toEqual(['retrying', 'delivered']);
+  });
+
+  it('records a refused address as a failed attempt, without connecting', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    const delivery = store.add(subscription(hooks.url), 1n);
+    dispatch(store, { allowPrivateNetworks: false, retryScheduleMs: [60_000] });
+    await eventually(() => delivery.attempts.length === 1);
+    expect(delivery.attempts[0]).toMatchObject({
+      statusCode: null,
+      error: 'address not allowed (loopback 127.0.0.1)',
+      delivered: false,
+    });
+    expect(delivery.status).toBe('pending');
+    expect(hooks.received).toHaveLength(0);
+  });
+
+  it('keeps a hanging receiver from delaying deliveries to another one', async () => {
+    const slow = await receiver();
+    slow.answer(() => 'hang');
+    const fast = await receiver();
+    const store = new FakeStore();
+    const slowHook = subscription(slow.url);
+    const fastHook = subscription(fast.url);
+    const stuck = [store.add(slowHook, 1n), store.add(slowHook, 2n), store.add(slowHook, 3n)];
+    const quick = [store.add(fastHook, 4n), store.add(fastHook, 5n), store.add(fastHook, 6n)];
+    const started = Date.now();
+    dispatch(store, { timeoutMs: 3_000, perWebhookConcurrency: 2, pollMs: 60_000, drainMs: 50 });
+
+    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'), 2_000);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    // Two in flight to the slow one (its cap), the third waiting for them; none recorded yet.
+    expect(slow.received).toHaveLength(2);
+    expect(stuck.every((delivery) => delivery.attempts.length === 0)).toBe(true);
+  });
+
+  it('keeps at most `concurrency` deliveries in flight', async () => {
+    const hanging = await Promise.all([receiver(), receiver(), receiver()]);
+    const store = new FakeStore();
+    for (const [index, hooks] of hanging.entries()) {
+      hooks.answer(() => 'hang');
+      store.add(subscription(hooks.url), BigInt(index));
+    }
+    dispatch(store, { concurrency: 2, timeoutMs: 5_000, drainMs: 50 });
+    await eventually(() => hanging.reduce((sum, hooks) => sum + hooks.received.length, 0) === 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(hanging.reduce((sum, hooks) => sum + hooks.received.length, 0)).toBe(2);
+  });
+
+  it('claims at once when nudged, and after each finished delivery, not only when it polls', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    const webhook = subscription(hooks.url);
+    const { dispatcher } = dispatch(store, { pollMs: 60_000, perWebhookConcurrency: 1 });
+    await eventually(() => store.claimCalls === 1);
+
+    const deliveries = [store.add(webhook, 1n), store.add(webhook, 2n), store.add(webhook, 3n)];
+    dispatcher.nudge();
+    // One at a time (perWebhookConcurrency 1): each finished delivery sets off the next claim.
+    await eventually(() => deliveries.every((delivery) => delivery.status === 'delivered'), 2_000);
+    expect(hooks.received.map((request) => request.body)).toEqual(deliveries.map((delivery) => delivery.payload));
+  });
+
+  it('rides out an unavailable database: one warning, then delivers when it is back', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    store.unavailable = true;
+    const delivery = store.add(subscription(hooks.url), 1n);
+    const { logs } = dispatch(store, { pollMs: 10 });
+    await eventually(() => store.claimCalls >= 10);
+    store.unavailable = false;
+    await eventually(() => delivery.status === 'delivered');
+
+    const warnings = logs.filter((entry) => entry.level === 'warn');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        message: 'webhook dispatch cannot claim deliveries; retrying',
+        err: expect.objectContaining({ type: 'DatabaseUnavailableError' }),
+      }),
+    ]);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'webhook dispatch claims deliveries again' }),
+    );
+  });
+
+  it('logs a lost lease at debug and carries on', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    store.leasesLost = true;
+    const delivery = store.add(subscription(hooks.url), 1n);
+    const { logs, results } = dispatch(store, { pollMs: 60_000 });
+    await eventually(() => results.length === 1);
+    expect(results).toEqual(['lease-lost']);
+    expect(delivery.attempts).toEqual([]);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'debug', message: 'webhook attempt not recorded: lease lost', deliveryId: '1' }),
+    );
+  });
+
+  it('on close, lets a delivery in flight finish within the drain time, and claims nothing more', async () => {
+    // A receiver that answers 300 ms after a request arrives.
+    let arrived: () => void = () => {};
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const server = createServer((request, response) => {
+      request.resume();
+      arrived();
+      setTimeout(() => response.writeHead(200).end(), 300);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const store = new FakeStore();
+    const delivery = store.add(subscription(url), 1n);
+    const { dispatcher } = dispatch(store, { drainMs: 2_000 });
+    await arrival;
+
+    const started = Date.now();
+    const closing = dispatcher.close();
+    const late = store.add(subscription(url), 2n);
+    dispatcher.nudge();
+    await closing;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(delivery).toMatchObject({ status: 'delivered' });
+    expect(store.released).toEqual([]);
+    expect(late).toMatchObject({ status: 'pending', attempts: [], lease: undefined });
+  });
+
+  it('on close, aborts what is still in flight after the drain time and gives the claims back', async () => {
+    const hooks = await receiver();
+    hooks.answer(() => 'hang');
+    const store = new FakeStore();
+    const deliveries = [store.add(subscription(hooks.url), 1n), store.add(subscription(hooks.url), 2n)];
+    const { dispatcher, results } = dispatch(store, { drainMs: 100, timeoutMs: 5_000 });
+    await hooks.waitFor(2);
+
+    const started = Date.now();
+    await dispatcher.close();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(store.released.map((claim) => claim.deliveryId).sort()).toEqual([1n, 2n]);
+    for (const delivery of deliveries) {
+      expect(delivery).toMatchObject({ status: 'pending', attempts: [], lease: undefined });
+    }
+    expect(results).toEqual([]);
+    const claimsAtClose = store.claimCalls;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(store.claimCalls).toBe(claimsAtClose);
+  });
+
+  it('refuses settings under which an attempt could outlive its lease', () => {
+    const store = new FakeStore();
+    const settings = {
+      store,
+      retryScheduleMs: [1_000],
+      timeoutMs: 10_000,
+      pollMs: 1_000,
+      concurrency: 1,
+      perWebhookConcurrency: 1,
+      allowPrivateNetworks: false,
+    };
+    expect(() => createWebhookDispatcher({ ...settings, leaseMs: 10_000 })).toThrow(
+      'leaseMs must be greater than timeoutMs',
+    );
+    expect(() => createWebhookDispatcher({ ...settings, leaseMs: 60_000, concurrency: 0 })).toThrow(
+      'concurrency must be at least 1',
+    );
+  });
+});

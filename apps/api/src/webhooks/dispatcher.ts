@@ -1,0 +1,335 @@
+import type { AttemptOutcome, ClaimedDelivery, Database } from '@plant-store/db';
+import { createLogger, type Logger } from '../logger.js';
+import { nextAttemptDelay } from './retry-schedule.js';
+import { createSafeAgent, type PostWebhookResult, postWebhook } from './safe-http.js';
+import { signWebhook } from './sign.js';
+import type { ResolveHost } from './url-policy.js';
+
+/**
+ * Sends the webhook deliveries the database holds: at least once, each within its own deadline,
+ * none able to hold up another.
+ *
+ * One loop per process claims due deliveries (a lease in the database: every replica runs one,
+ * and none sends what another holds), sends each claim concurrently and records how it went.
+ * It claims as many as there are free slots (`concurrency`), at most `perWebhookConcurrency` per
+ * webhook, and none for a webhook that still has a delivery in flight here: a receiver that hangs
+ * ties up its own slots until its attempts time out, not everyone's. Idle, it polls every
+ * `pollMs`; `nudge()` (a plant was created) and a finished delivery wake it at once.
+ */
+
+export type DeliveryStore = Pick<Database, 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
+
+/**
+ * What became of an attempt: recorded as `delivered`, `retrying` (failed, another is scheduled)
+ * or `failed` (failed, no more); `lease-lost` (another dispatcher owns the delivery now, or the
+ * webhook was deleted: nothing recorded); `unrecorded` (the database was out of reach: the lease
+ * expires and the delivery is attempted again).
+ */
+export type AttemptResult = 'delivered' | 'retrying' | 'failed' | 'lease-lost' | 'unrecorded';
+
+export interface WebhookDispatcherOptions {
+  readonly store: DeliveryStore;
+  /** Delays after attempt 1, 2, ...: length + 1 attempts in all. */
+  readonly retryScheduleMs: readonly number[];
+  /** One attempt's deadline: connect, send, response headers and the capped body read. */
+  readonly timeoutMs: number;
+  /** How often to look for due deliveries when nothing wakes the loop. */
+  readonly pollMs: number;
+  /** How long a claim is held; more than `timeoutMs`, so an attempt ends before its lease does. */
+  readonly leaseMs: number;
+  /** Deliveries in flight at once, in this process. */
+  readonly concurrency: number;
+  /** Deliveries to one webhook in flight at once (claimed together). */
+  readonly perWebhookConcurrency: number;
+  readonly allowPrivateNetworks: boolean;
+  /** Default 4096. */
+  readonly maxResponseBytes?: number;
+  /** How long close() lets deliveries in flight finish before aborting them. Default `timeoutMs`. */
+  readonly drainMs?: number;
+  readonly log?: Logger;
+  /** Jitter source, [0, 1). Default Math.random. */
+  readonly random?: () => number;
+  readonly now?: () => Date;
+  /** Host name resolution for outgoing connections. Default: the system resolver. */
+  readonly resolve?: ResolveHost;
+  /** Called once per attempt with its result: for metrics. */
+  readonly observeAttempt?: (result: AttemptResult) => void;
+}
+
+export interface WebhookDispatcher {
+  /** Starts the loop (once; after close(), never). */
+  start(): void;
+  /** Look for due deliveries now, not at the next poll. */
+  nudge(): void;
+  /**
+   * Stops claiming, lets deliveries in flight finish for up to `drainMs`, then aborts the rest
+   * and hands their claims back (so another replica may send them at once). Never rejects.
+   */
+  close(): Promise<void>;
+}
+
+/** Repeated warnings (database down) at most this often. */
+const WARN_INTERVAL_MS = 60_000;
+
+export function createWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
+  checkOptions(options);
+  const { store, retryScheduleMs, timeoutMs, pollMs, leaseMs, concurrency, perWebhookConcurrency } = options;
+  const log = options.log ?? createLogger({ level: 'silent' });
+  const random = options.random ?? Math.random;
+  const now = options.now ?? (() => new Date());
+  const observeAttempt = options.observeAttempt ?? (() => {});
+  const agent = createSafeAgent({
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    timeoutMs,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
+  const shutdown = new AbortController();
+  const wakeup = createWakeup();
+  const inFlight = new Set<Promise<void>>();
+  const inFlightByWebhook = new Map<string, number>();
+  const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
+  const recordTrouble = createTroubleReporter(
+    log,
+    'webhook attempt could not be recorded; the delivery is retried when its lease expires',
+  );
+  let loop: Promise<void> | undefined;
+  let stopping = false;
+  let closing: Promise<void> | undefined;
+
+  async function run(): Promise<void> {
+    while (!stopping) {
+      const free = concurrency - inFlight.size;
+      if (free > 0) {
+        const claims = await claim(free);
+        if (stopping) {
+          await Promise.all((claims ?? []).map(release));
+          return;
+        }
+        if (claims !== null) {
+          for (const claimed of claims) startDelivery(claimed);
+          // A full claim: more may be due. Otherwise wait (the next one is due, nudged or polled).
+          if (claims.length >= free) continue;
+        }
+      }
+      await wakeup.sleep(pollMs);
+    }
+  }
+
+  /** The claims, or null when the store failed (reported, then retried after `pollMs`). */
+  async function claim(limit: number): Promise<ClaimedDelivery[] | null> {
+    try {
+      const claims = await store.claimDeliveries({
+        limit,
+        perWebhookLimit: perWebhookConcurrency,
+        leaseMs,
+        excludeWebhookIds: [...inFlightByWebhook.keys()],
+      });
+      claimTrouble.resolved('webhook dispatch claims deliveries again');
+      return claims;
+    } catch (error) {
+      claimTrouble.report(error);
+      return null;
+    }
+  }
+
+  function startDelivery(claimed: ClaimedDelivery): void {
+    const { webhookId } = claimed;
+    inFlightByWebhook.set(webhookId, (inFlightByWebhook.get(webhookId) ?? 0) + 1);
+    const task = deliver(claimed)
+      .catch((error: unknown) => log.error({ err: error, ...describeClaim(claimed) }, 'webhook delivery crashed'))
+      .finally(() => {
+        inFlight.delete(task);
+        const left = (inFlightByWebhook.get(webhookId) ?? 1) - 1;
+        if (left > 0) inFlightByWebhook.set(webhookId, left);
+        else inFlightByWebhook.delete(webhookId);
+        wakeup.wake();
+      });
+    inFlight.add(task);
+  }
+
+  async function deliver(claimed: ClaimedDelivery): Promise<void> {
+    const attemptedAt = now();
+    const result = await attempt(claimed, attemptedAt);
+    if (shutdown.signal.aborted && result.statusCode === null) {
+      // Cut short by close(): not the receiver's fault, so no attempt is recorded.
+      await release(claimed);
+      return;
+    }
+    const { statusCode, latencyMs, error } = result;
+    const delivered = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const delayMs = delivered ? null : nextAttemptDelay(retryScheduleMs, claimed.attemptNumber, random);
+    const retryAt = delayMs === null ? null : new Date(now().getTime() + delayMs);
+    const outcome: AttemptOutcome = { attemptedAt, statusCode, latencyMs, error, delivered, retryAt };
+    const fields = { ...describeClaim(claimed), status: statusCode, latencyMs, error };
+    let recorded: boolean;
+    try {
+      recorded = await store.recordAttempt(claimed, outcome);
+      recordTrouble.resolved('webhook attempts are recorded again');
+    } catch (trouble) {
+      recordTrouble.report(trouble, fields);
+      observeAttempt('unrecorded');
+      return;
+    }
+    if (!recorded) {
+      log.debug(fields, 'webhook attempt not recorded: lease lost');
+      observeAttempt('lease-lost');
+      return;
+    }
+    const outcomeName: AttemptResult = delivered ? 'delivered' : retryAt === null ? 'failed' : 'retrying';
+    observeAttempt(outcomeName);
+    log.debug({ ...fields, outcome: outcomeName, retryAt }, 'webhook attempt');
+    if (outcomeName === 'failed') log.warn(fields, 'webhook delivery failed: no attempts left');
+  }
+
+  async function attempt(claimed: ClaimedDelivery, at: Date): Promise<PostWebhookResult> {
+    let headers: Record<string, string>;
+    try {
+      headers = signWebhook(claimed.secret, claimed.eventId, claimed.payload, at);
+    } catch (error) {
+      // A corrupt secret. Not logged: the error could quote it.
+      log.error(
+        { ...describeClaim(claimed), errorType: error instanceof Error ? error.name : typeof error },
+        'webhook signing failed',
+      );
+      return { statusCode: null, latencyMs: 0, error: 'could not sign the request' };
+    }
+    return postWebhook(agent, claimed.url, claimed.payload, headers, {
+      timeoutMs,
+      signal: shutdown.signal,
+      ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
+    });
+  }
+
+  async function release(claimed: ClaimedDelivery): Promise<void> {
+    try {
+      await store.releaseClaim(claimed);
+    } catch (error) {
+      // The lease then simply runs out.
+      log.debug({ err: error, ...describeClaim(claimed) }, 'webhook claim could not be released');
+    }
+  }
+
+  async function drainAndStop(): Promise<void> {
+    const drainMs = options.drainMs ?? timeoutMs;
+    const deadline = Date.now() + drainMs;
+    wakeup.wake();
+    await settledWithin(loop ? [loop] : [], drainMs);
+    await settledWithin([...inFlight], Math.max(0, deadline - Date.now()));
+    shutdown.abort();
+    // Aborted attempts end at once and release their claims; the loop, if still in a claim, ends
+    // when the claim does (and releases what it got).
+    await settledWithin([...(loop ? [loop] : []), ...inFlight], Math.max(drainMs, 1000));
+    await agent.destroy().catch(() => {});
+  }
+
+  return {
+    start() {
+      if (loop !== undefined || stopping) return;
+      loop = run().catch((error: unknown) => log.error({ err: error }, 'webhook dispatch loop crashed'));
+    },
+    nudge() {
+      wakeup.wake();
+    },
+    close() {
+      stopping = true;
+      closing ??= drainAndStop().catch((error: unknown) =>
+        log.error({ err: error }, 'webhook dispatcher close failed'),
+      );
+      return closing;
+    },
+  };
+}
+
+function checkOptions(options: WebhookDispatcherOptions): void {
+  const positive = { timeoutMs: options.timeoutMs, pollMs: options.pollMs, leaseMs: options.leaseMs };
+  for (const [name, value] of Object.entries(positive)) {
+    if (!Number.isFinite(value) || value <= 0) throw new RangeError(`webhook dispatcher: ${name} must be positive`);
+  }
+  const counts = { concurrency: options.concurrency, perWebhookConcurrency: options.perWebhookConcurrency };
+  for (const [name, value] of Object.entries(counts)) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`webhook dispatcher: ${name} must be at least 1`);
+  }
+  // Else a slow attempt outlives its lease, and another dispatcher sends the same event meanwhile.
+  if (options.leaseMs <= options.timeoutMs) {
+    throw new RangeError('webhook dispatcher: leaseMs must be greater than timeoutMs');
+  }
+}
+
+/** What a log line says of a delivery: ids only, never the secret, payload or signature. */
+function describeClaim(claimed: ClaimedDelivery) {
+  return {
+    webhookId: claimed.webhookId,
+    eventId: claimed.eventId,
+    deliveryId: claimed.deliveryId.toString(),
+    attempt: claimed.attemptNumber,
+  };
+}
+
+/** A sleep that wake() ends early; a wake() while awake makes the next sleep return at once. */
+function createWakeup() {
+  let pending = false;
+  let interrupt: (() => void) | undefined;
+  return {
+    wake(): void {
+      if (interrupt) interrupt();
+      else pending = true;
+    },
+    sleep(ms: number): Promise<void> {
+      if (pending) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => {
+        const done = () => {
+          interrupt = undefined;
+          clearTimeout(timer);
+          resolve();
+        };
+        // Unreferenced: a dispatcher never closed must not keep the process alive by itself.
+        const timer = setTimeout(done, ms).unref();
+        interrupt = done;
+      });
+    },
+  };
+}
+
+/** Warns about a recurring failure once, then at most every WARN_INTERVAL_MS; says when it ends. */
+function createTroubleReporter(log: Logger, message: string) {
+  let since: number | undefined;
+  let lastWarned = 0;
+  let suppressed = 0;
+  return {
+    report(error: unknown, fields: Record<string, unknown> = {}): void {
+      const at = Date.now();
+      since ??= at;
+      if (at - lastWarned < WARN_INTERVAL_MS) {
+        suppressed += 1;
+        return;
+      }
+      log.warn({ ...fields, err: error, ...(suppressed > 0 ? { suppressed } : {}) }, message);
+      lastWarned = at;
+      suppressed = 0;
+    },
+    resolved(message: string): void {
+      if (since === undefined) return;
+      log.info({ afterMs: Date.now() - since }, message);
+      since = undefined;
+      lastWarned = 0;
+      suppressed = 0;
+    },
+  };
+}
+
+/** Waits for the promises (which never reject) to settle, or for `ms`, whichever comes first. */
+async function settledWithin(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([Promise.allSettled(promises), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

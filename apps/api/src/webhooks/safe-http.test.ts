@@ -1,0 +1,368 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSafeAgent, postWebhook } from './safe-http.js';
+import type { ResolveHost } from './url-policy.js';
+
+/**
+ * Test-only certificate and key for `receiver.example` (self-signed, valid until 2126): trusted
+ * by nothing but the agents these tests make.
+ */
+const RECEIVER_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgfRQ+6I7QHUj2bmsY
+ZrLbDGHci2Kl0Qo+h7ceK2mMIwKhRANCAATao9WO+Ib9ot3rFYupS8+Bq/8Sen+n
+FOkghcnr6xlCvpnXxnK683zdzSoGf6K5EVecPNZx65yNddCGbCF8bOfF
+-----END PRIVATE KEY-----
+`;
+const RECEIVER_CERT = `-----BEGIN CERTIFICATE-----
+MIIBqjCCAVCgAwIBAgIUDJsXbua7RHDOuhdrbUEeTAsw7qYwCgYIKoZIzj0EAwIw
+GzEZMBcGA1UEAwwQcmVjZWl2ZXIuZXhhbXBsZTAgFw0yNjExMjMxNTI2MTJaGA8y
+MTI2MTAzMDE1MjYxMlowGzEZMBcGA1UEAwwQcmVjZWl2ZXIuZXhhbXBsZTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABNqj1Y74hv2i3esVi6lLz4Gr/xJ6f6cU6SCF
+yevrGUK+mdfGcrrzfN3NKgZ/orkRV5w81nHrnI110IZsIXxs58WjcDBuMB0GA1Ud
+DgQWBBRV2EqZu2sHfBVUSYwq0vSPJ7ZV5zAfBgNVHSMEGDAWgBRV2EqZu2sHfBVU
+SYwq0vSPJ7ZV5zAPBgNVHRMBAf8EBTADAQH/MBsGA1UdEQQUMBKCEHJlY2VpdmVy
+LmV4YW1wbGUwCgYIKoZIzj0EAwIDSAAwRQIhAOW9qJDMaC810EIKEimHkF7uMM5/
+bPNy+aE8bqqrXGB4AiAXdXZmkuq06nZDCOy59IZdimubpIpJtxtAJGXuSZDBXg==
+-----END CERTIFICATE-----
+`;
+
+interface Received {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+  /** The TLS server name the client sent (https only). */
+  readonly servername: string | false | null | undefined;
+}
+
+interface TestServer {
+  readonly port: number;
+  readonly received: Received[];
+  close(): Promise<void>;
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A real server on a loopback port: records each request, then lets `answer` respond. */
+async function serve(
+  answer: (response: ServerResponse, request: IncomingMessage) => void,
+  tls?: { key: string; cert: string },
+): Promise<TestServer> {
+  const received: Received[] = [];
+  const handler = (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const socket = request.socket as Partial<TLSSocket>;
+      received.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        servername: socket.servername,
+      });
+      answer(response, request);
+    });
+  };
+  const server: Server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  cleanups.push(close);
+  return { port: (server.address() as AddressInfo).port, received, close };
+}
+
+function agent(options: {
+  allowPrivateNetworks: boolean;
+  timeoutMs?: number;
+  resolve?: ResolveHost;
+  ca?: string;
+}): Agent {
+  const created = createSafeAgent({ timeoutMs: 5_000, ...options });
+  cleanups.push(() => created.destroy());
+  return created;
+}
+
+function resolving(address: string): ResolveHost {
+  return async () => [{ address }];
+}
+
+const body = '{"id":9007199254740993,"name":"Monstera"}';
+const headers = { 'content-type': 'application/json', 'webhook-id': 'msg_1' };
+
+describe('postWebhook', () => {
+  it('POSTs the body exactly as given, with the headers, and reports a 2xx as success', async () => {
+    const receiver = await serve((response) => response.writeHead(204).end());
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/hook?x=1`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: 204, error: null });
+    expect(result.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]).toMatchObject({ method: 'POST', url: '/hook?x=1', body });
+    expect(receiver.received[0]?.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': 'msg_1' });
+  });
+
+  it('reports any other status as a failure, with the status', async () => {
+    const receiver = await serve((response) => response.writeHead(503).end('busy'));
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: 503, error: 'HTTP 503' });
+  });
+
+  it('does not follow a redirect: the 3xx is the answer, and its target sees nothing', async () => {
+    const target = await serve((response) => response.writeHead(200).end());
+    const receiver = await serve((response) =>
+      response.writeHead(307, { location: `http://127.0.0.1:${target.port}/elsewhere` }).end(),
+    );
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: 307, error: 'HTTP 307 (redirects are not followed)' });
+    expect(receiver.received).toHaveLength(1);
+    expect(target.received).toHaveLength(0);
+  });
+
+  it('reads a few KiB of the response body, then hangs up on a receiver that sends without end', async () => {
+    let written = 0;
+    let hungUp: () => void = () => {};
+    const closed = new Promise<void>((resolve) => {
+      hungUp = resolve;
+    });
+    const receiver = await serve((response) => {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const pump = () => {
+        while (!response.destroyed && written < 1024 * 1024 * 1024) {
+          written += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+      };
+      response.on('close', hungUp);
+      pump();
+    });
+    const started = performance.now();
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000, maxResponseBytes: 4096 },
+    );
+    expect(result).toMatchObject({ statusCode: 200, error: null });
+    // Reading it all would take until the 5 s deadline (1 GiB); the connection is dropped instead.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await closed;
+    // What the kernel's socket buffers absorbed, not what was read: far below what was on offer.
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('times out a receiver that never answers, within the deadline and a small margin', async () => {
+    const receiver = await serve(() => {});
+    const started = performance.now();
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 300 },
+    );
+    const elapsed = performance.now() - started;
+    expect(result).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+    expect(elapsed).toBeGreaterThanOrEqual(290);
+    expect(elapsed).toBeLessThan(1_000);
+    expect(result.latencyMs).toBeGreaterThanOrEqual(290);
+  });
+
+  it('says timed out in seconds for a whole number of them', async () => {
+    const receiver = await serve(() => {});
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 1_000 },
+    );
+    expect(result.error).toBe('timed out after 1 s');
+  });
+
+  it('keeps the status when the body trickles past the deadline, and returns at the deadline', async () => {
+    const receiver = await serve((response) => {
+      response.writeHead(200);
+      const timer = setInterval(() => response.write('.'), 50);
+      response.on('close', () => clearInterval(timer));
+    });
+    const started = performance.now();
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 400 },
+    );
+    expect(result).toMatchObject({ statusCode: 200, error: null });
+    expect(performance.now() - started).toBeLessThan(1_200);
+  });
+
+  it('reports a refused connection', async () => {
+    const closed = await serve(() => {});
+    await closed.close();
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${closed.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: null, error: 'connection refused' });
+  });
+
+  it('stops at once when its signal aborts', async () => {
+    const receiver = await serve(() => {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true }),
+      `http://127.0.0.1:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000, signal: controller.signal },
+    );
+    expect(result).toMatchObject({ statusCode: null, error: 'aborted' });
+    expect(result.latencyMs).toBeLessThan(1_000);
+  });
+});
+
+describe('createSafeAgent', () => {
+  it('refuses to connect to a loopback address unless private networks are allowed', async () => {
+    const receiver = await serve((response) => response.writeHead(200).end());
+    for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]']) {
+      const result = await postWebhook(
+        agent({ allowPrivateNetworks: false }),
+        `http://${host}:${receiver.port}/`,
+        body,
+        headers,
+        { timeoutMs: 5_000 },
+      );
+      expect(result).toMatchObject({ statusCode: null, error: 'address not allowed (loopback 127.0.0.1)' });
+    }
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('checks the address at connect time: a name that now resolves to loopback is refused (DNS rebinding)', async () => {
+    const receiver = await serve((response) => response.writeHead(200).end());
+    const url = `http://rebind.example:${receiver.port}/hook`;
+    const refused = await postWebhook(
+      agent({ allowPrivateNetworks: false, resolve: resolving('127.0.0.1') }),
+      url,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(refused).toMatchObject({ statusCode: null, error: 'address not allowed (loopback 127.0.0.1)' });
+    // One bad address among good ones is enough to refuse.
+    const mixed: ResolveHost = async () => [{ address: '93.184.215.14' }, { address: '10.0.0.7' }];
+    const refusedToo = await postWebhook(agent({ allowPrivateNetworks: false, resolve: mixed }), url, body, headers, {
+      timeoutMs: 5_000,
+    });
+    expect(refusedToo).toMatchObject({ statusCode: null, error: 'address not allowed (private 10.0.0.7)' });
+    expect(receiver.received).toHaveLength(0);
+
+    // Allowed, it dials the resolved address and keeps the name in the Host header.
+    const allowed = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1') }),
+      url,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(allowed).toMatchObject({ statusCode: 200, error: null });
+    expect(receiver.received[0]?.headers.host).toBe(`rebind.example:${receiver.port}`);
+  });
+
+  it('reports a name that does not resolve', async () => {
+    const notFound: ResolveHost = async (host) => {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    };
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: notFound }),
+      'http://nowhere.example/',
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: null, error: 'DNS lookup failed (ENOTFOUND)' });
+    const nothing = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: async () => [] }),
+      'http://nowhere.example/',
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(nothing).toMatchObject({ statusCode: null, error: 'DNS lookup failed (ENODATA)' });
+  });
+
+  it('speaks TLS to the checked address with the host name as SNI, so the certificate verifies', async () => {
+    const receiver = await serve((response) => response.writeHead(200).end(), {
+      key: RECEIVER_KEY,
+      cert: RECEIVER_CERT,
+    });
+    const result = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1'), ca: RECEIVER_CERT }),
+      `https://receiver.example:${receiver.port}/hook`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(result).toMatchObject({ statusCode: 200, error: null });
+    expect(receiver.received[0]).toMatchObject({ servername: 'receiver.example', body });
+    expect(receiver.received[0]?.headers.host).toBe(`receiver.example:${receiver.port}`);
+  });
+
+  it('reports a certificate that does not match the host as a TLS error', async () => {
+    const receiver = await serve((response) => response.writeHead(200).end(), {
+      key: RECEIVER_KEY,
+      cert: RECEIVER_CERT,
+    });
+    const wrongName = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1'), ca: RECEIVER_CERT }),
+      `https://other.example:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(wrongName.statusCode).toBeNull();
+    expect(wrongName.error).toMatch(/^TLS error: .*other\.example/);
+    const untrusted = await postWebhook(
+      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1') }),
+      `https://receiver.example:${receiver.port}/`,
+      body,
+      headers,
+      { timeoutMs: 5_000 },
+    );
+    expect(untrusted.error).toMatch(/^TLS error: /);
+    expect(receiver.received).toHaveLength(0);
+  });
+});

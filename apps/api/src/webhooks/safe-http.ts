@@ -1,0 +1,213 @@
+import net from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import { Agent, buildConnector, type Dispatcher, request } from 'undici';
+import { bareHostname, checkAddress, type ResolveHost, resolveWithSystem } from './url-policy.js';
+
+/**
+ * Outgoing webhook requests, with the address check done where it cannot be dodged: at connect.
+ *
+ * Each new connection resolves the host once, checks every address it got, and dials the checked
+ * address itself, so a name that resolved to a public address at registration (or a moment ago)
+ * and to 127.0.0.1 now (DNS rebinding) is refused. A literal IP is checked as such: net.connect
+ * never calls a lookup hook for one. For https the TLS server name stays the host name, so
+ * certificate checks and SNI work as usual. undici's own `request` is used, not the global fetch:
+ * Node 20's fetch is a different undici, whose dispatchers do not mix with this one.
+ */
+
+export interface SafeAgentOptions {
+  readonly allowPrivateNetworks: boolean;
+  /** Bounds connecting (TCP and TLS), waiting for headers and each pause in the body. */
+  readonly timeoutMs: number;
+  /** Default: the system resolver. Tests pass their own. */
+  readonly resolve?: ResolveHost;
+  /** Certificate authorities to trust instead of the system's (tests: their own). */
+  readonly ca?: ConnectionOptions['ca'];
+}
+
+/** Set on the error a refused address fails the connection with. */
+const ADDRESS_NOT_ALLOWED = 'ERR_WEBHOOK_ADDRESS_NOT_ALLOWED';
+
+class AddressNotAllowedError extends Error {
+  override readonly name = 'AddressNotAllowedError';
+  readonly code = ADDRESS_NOT_ALLOWED;
+}
+
+class HostNotResolvedError extends Error {
+  override readonly name = 'HostNotResolvedError';
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+export function createSafeAgent({
+  allowPrivateNetworks,
+  timeoutMs,
+  resolve = resolveWithSystem,
+  ca,
+}: SafeAgentOptions): Agent {
+  const connectChecked = buildConnector({ timeout: timeoutMs, ...(ca === undefined ? {} : { ca }) });
+  return new Agent({
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect(options, callback) {
+      const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
+      const literal = net.isIP(host) !== 0;
+      const lookup = literal
+        ? Promise.resolve([{ address: host }])
+        : resolve(host).then(
+            (addresses) => addresses,
+            (error: unknown) => {
+              const code = error instanceof Error && 'code' in error ? String(error.code) : 'ENOTFOUND';
+              throw new HostNotResolvedError(`DNS lookup of ${host} failed (${code})`, code);
+            },
+          );
+      lookup
+        .then((addresses) => {
+          const checks = addresses.map(({ address }) => checkAddress(address, allowPrivateNetworks));
+          const refused = checks.find((check) => !check.allowed);
+          if (refused) throw new AddressNotAllowedError(`address not allowed (${refused.range} ${refused.address})`);
+          // The first address, in the resolver's order (what net.connect would have tried first).
+          const dial = checks[0];
+          if (dial === undefined) throw new HostNotResolvedError(`DNS lookup of ${host} found no address`, 'ENODATA');
+          connectChecked({ ...options, hostname: dial.address, ...(literal ? {} : { servername: host }) }, callback);
+        })
+        .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null));
+    },
+  });
+}
+
+export interface PostWebhookOptions {
+  /** The whole attempt's deadline: connecting, sending, the response headers and the body read. */
+  readonly timeoutMs: number;
+  /** How much of the response body is read before the connection is dropped. Default 4096. */
+  readonly maxResponseBytes?: number;
+  /** Aborts the attempt early (shutdown). */
+  readonly signal?: AbortSignal;
+}
+
+export interface PostWebhookResult {
+  /** The receiver's status; null when no response came. */
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  /** Why the attempt failed, briefly; null for a 2xx. */
+  readonly error: string | null;
+}
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 4096;
+
+/**
+ * POSTs one webhook and says how it went; never throws. Redirects are not followed (a 3xx is a
+ * failed attempt, as the Standard Webhooks spec says): following one would let a receiver point
+ * the request anywhere. At most `maxResponseBytes` of the body are read, then the connection is
+ * dropped: nothing is kept of it, and a receiver must not be able to make us read without end.
+ */
+export async function postWebhook(
+  dispatcher: Dispatcher,
+  url: string,
+  body: string,
+  headers: Readonly<Record<string, string>>,
+  { timeoutMs, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, signal }: PostWebhookOptions,
+): Promise<PostWebhookResult> {
+  const started = performance.now();
+  const latencyMs = () => Math.round(performance.now() - started);
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL' };
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username || parsed.password) {
+    return { statusCode: null, latencyMs: latencyMs(), error: 'URL not allowed' };
+  }
+  if (bareHostname(parsed) === '') return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL' };
+
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(parsed, { method: 'POST', dispatcher, body, headers, signal: abort });
+  } catch (error) {
+    const reason = deadline.aborted
+      ? `timed out after ${formatDuration(timeoutMs)}`
+      : signal?.aborted
+        ? 'aborted'
+        : describeFailure(error, timeoutMs);
+    return { statusCode: null, latencyMs: latencyMs(), error: reason };
+  }
+  await drainAtMost(response.body, maxResponseBytes);
+  const statusCode = response.statusCode;
+  return { statusCode, latencyMs: latencyMs(), error: describeStatus(statusCode) };
+}
+
+/**
+ * Reads up to `limit` bytes and drops the rest. A body that ends within the limit leaves the
+ * connection reusable; a longer one, or one that fails or stalls past the deadline, closes it.
+ * The status already decided the outcome, so what happens here changes nothing but the latency.
+ */
+async function drainAtMost(body: Dispatcher.ResponseData['body'], limit: number): Promise<void> {
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += (chunk as Buffer).length;
+      if (read >= limit) break;
+    }
+  } catch {
+    // Reset, aborted or timed out mid-body: the status stands.
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+function describeStatus(statusCode: number): string | null {
+  if (statusCode >= 200 && statusCode < 300) return null;
+  if (statusCode >= 300 && statusCode < 400) return `HTTP ${statusCode} (redirects are not followed)`;
+  return `HTTP ${statusCode}`;
+}
+
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const DNS_FAILURES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA']);
+const NETWORK_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  UND_ERR_SOCKET: 'connection closed by the receiver',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/** A failed request as a short reason: what an operator reads in the delivery's attempts. */
+export function describeFailure(error: unknown, timeoutMs: number): string {
+  const code = errorCode(error);
+  if (code !== undefined && UNDICI_TIMEOUTS.has(code)) return `timed out after ${formatDuration(timeoutMs)}`;
+  if (!(error instanceof Error)) return 'request failed';
+  if (code === ADDRESS_NOT_ALLOWED) return error.message;
+  if (error instanceof HostNotResolvedError || (code !== undefined && DNS_FAILURES.has(code))) {
+    return `DNS lookup failed (${code ?? 'ENOTFOUND'})`;
+  }
+  const network = code === undefined ? undefined : NETWORK_FAILURES[code];
+  if (network !== undefined) return network;
+  if (isTlsError(error, code)) return truncate(`TLS error: ${error.message}`);
+  return truncate(`request failed: ${error.message}${code === undefined ? '' : ` (${code})`}`);
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (!(error instanceof Error) || !('code' in error)) return undefined;
+  return typeof error.code === 'string' ? error.code : undefined;
+}
+
+function isTlsError(error: Error, code: string | undefined): boolean {
+  if (code !== undefined && /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$)/.test(code))
+    return true;
+  return /certificate|\bTLS\b|\bSSL\b/i.test(error.message);
+}
+
+function formatDuration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+function truncate(text: string, max = 200): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

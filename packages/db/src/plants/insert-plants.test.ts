@@ -1,0 +1,240 @@
+import type { NewPlant } from '@plant-store/schema';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlantConflictError } from '../errors.js';
+import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createWebhook } from '../webhooks/create-webhook.js';
+import { insertPlants, type SqlRunner } from './insert-plants.js';
+import { createPlantWriter, type PlantWriter } from './plant-writer.js';
+
+interface EventRow {
+  readonly id: string;
+  readonly plant_id: string;
+  readonly payload: string;
+}
+
+interface DeliveryRow {
+  readonly event_id: string;
+  readonly subscription_id: string;
+  readonly status: string;
+  readonly attempt_count: number;
+  readonly due: boolean;
+  readonly leased: boolean;
+}
+
+const EVENT_ID = /^msg_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe.each(testEngines())('the webhook outbox on %s', (engine) => {
+  let storage: TestStorage;
+  let client: TestClient;
+  let writer: PlantWriter;
+  /** Statements sent through the driver (every plant insert goes that way). */
+  const statements = { count: 0 };
+  const onEvents = { count: 0 };
+  let subscriptions: string[] = [];
+
+  async function eventsOf(ids: readonly bigint[]): Promise<EventRow[]> {
+    return client.rows<EventRow>(
+      `SELECT id, plant_id::text AS plant_id, payload FROM webhook_events
+       WHERE plant_id = ANY ($1::text[]::bigint[]) ORDER BY plant_id`,
+      [ids.map(String)],
+    );
+  }
+
+  async function deliveriesOf(eventIds: readonly string[]): Promise<DeliveryRow[]> {
+    return client.rows<DeliveryRow>(
+      `SELECT event_id, subscription_id::text AS subscription_id, status, attempt_count,
+         next_attempt_at <= now() AS due, (lease_id IS NOT NULL OR locked_until IS NOT NULL) AS leased
+       FROM webhook_deliveries WHERE event_id = ANY ($1::text[]) ORDER BY event_id, subscription_id`,
+      [[...eventIds]],
+    );
+  }
+
+  async function plantsStored(ids: readonly bigint[]): Promise<number> {
+    return client.prisma.plant.count({ where: { id: { in: [...ids] } } });
+  }
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    client = await openTestClient(storage);
+    const counting: SqlRunner = {
+      query(text, values) {
+        statements.count++;
+        return client.sql.query(text, values);
+      },
+    };
+    writer = createPlantWriter(counting, client.prisma, {
+      maxBatchSize: 64,
+      maxConcurrentBatches: 1,
+      maxQueued: 10_000,
+      maxWaitMs: 5_000,
+      onEvents: () => onEvents.count++,
+    });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await storage?.dispose();
+  });
+
+  it('writes no event, and nudges nobody, while no subscription exists', async () => {
+    onEvents.count = 0;
+    const results = await Promise.all([1n, 2n, 3n].map((id) => writer.create({ id, name: `quiet ${id}` })));
+    expect(results.every((result) => result.created)).toBe(true);
+    expect(onEvents.count).toBe(0);
+    expect(await client.rows('SELECT id FROM webhook_events')).toEqual([]);
+    expect(await client.rows('SELECT id FROM webhook_deliveries')).toEqual([]);
+  });
+
+  it('writes the event and one pending delivery per subscription in the statement that inserts the plant', async () => {
+    for (const url of ['https://a.example/hook', 'https://b.example/hook', 'https://c.example/hook']) {
+      subscriptions.push((await createWebhook(client.prisma, { url })).id);
+    }
+    subscriptions = subscriptions.sort();
+    statements.count = 0;
+    expect(await writer.create({ id: 10n, name: 'Fern', tag: 'shade' })).toMatchObject({ created: true });
+    expect(statements.count).toBe(1);
+    const [event, ...more] = await eventsOf([10n]);
+    expect(more).toEqual([]);
+    expect(event?.id).toMatch(EVENT_ID);
+    expect(event?.payload).toBe('{"id":10,"name":"Fern","tag":"shade"}');
+    // One delivery per subscription, all due now and free to claim, sharing the event (its id is
+    // the webhook-id header: the same for every subscription).
+    expect(await deliveriesOf([event?.id ?? ''])).toEqual(
+      subscriptions.map((subscription) => ({
+        event_id: event?.id,
+        subscription_id: subscription,
+        status: 'pending',
+        attempt_count: 0,
+        due: true,
+        leased: false,
+      })),
+    );
+  });
+
+  it('writes the exact JSON body: int64 ids at both ends and past 2^53, tag omitted when absent', async () => {
+    const plants: NewPlant[] = [
+      { id: 2n ** 63n - 1n, name: 'Max "quoted" \\ é 🌱', tag: 'top' },
+      { id: -(2n ** 63n), name: 'Min' },
+      { id: 2n ** 53n + 1n, name: 'Past doubles', tag: '' },
+    ];
+    const results = await Promise.all(plants.map((plant) => writer.create(plant)));
+    expect(results.every((result) => result.created)).toBe(true);
+    const events = await eventsOf(plants.map((plant) => plant.id));
+    expect(events.map((event) => [event.plant_id, event.payload])).toEqual([
+      ['-9223372036854775808', '{"id":-9223372036854775808,"name":"Min"}'],
+      ['9007199254740993', '{"id":9007199254740993,"name":"Past doubles","tag":""}'],
+      ['9223372036854775807', '{"id":9223372036854775807,"name":"Max \\"quoted\\" \\\\ é 🌱","tag":"top"}'],
+    ]);
+    expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(3 * 3);
+  });
+
+  it('writes nothing for an idempotent replay or a conflict, and one event for ids repeated in a batch', async () => {
+    await writer.create({ id: 20n, name: 'Stored' });
+    onEvents.count = 0;
+    const replay = await writer.create({ id: 20n, name: 'Stored' });
+    expect(replay.created).toBe(false);
+    await expect(writer.create({ id: 20n, name: 'Other' })).rejects.toBeInstanceOf(PlantConflictError);
+    expect(onEvents.count).toBe(0);
+    expect(await eventsOf([20n])).toHaveLength(1);
+
+    const burst = await Promise.allSettled([
+      writer.create({ id: 21n, name: 'Twin' }),
+      writer.create({ id: 21n, name: 'Twin' }),
+      writer.create({ id: 22n, name: 'First' }),
+      writer.create({ id: 22n, name: 'Second' }),
+    ]);
+    expect(burst.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect(onEvents.count).toBe(1);
+    const events = await eventsOf([21n, 22n]);
+    expect(events.map((event) => event.payload)).toEqual(['{"id":21,"name":"Twin"}', '{"id":22,"name":"First"}']);
+    expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
+  });
+
+  it('leaves neither plants nor events when the statement fails in a plant row', async () => {
+    const ids = [30n, 31n, 32n];
+    await expect(
+      insertPlants(client.sql, [
+        { id: 30n, name: 'Fine' },
+        { id: 31n, name: 'x'.repeat(300) }, // past varchar(255)
+        { id: 32n, name: 'Also fine' },
+      ]),
+    ).rejects.toThrow();
+    expect(await plantsStored(ids)).toBe(0);
+    expect(await eventsOf(ids)).toEqual([]);
+  });
+
+  it('leaves neither plants nor events when the statement fails in its outbox part', async () => {
+    // Every new delivery now breaks a constraint: the plants and events were written by then,
+    // within the statement, and must go with it.
+    await client.sql.query(
+      'ALTER TABLE webhook_deliveries ADD CONSTRAINT test_refuse_all CHECK (attempt_count < 0) NOT VALID',
+      [],
+    );
+    try {
+      await expect(
+        insertPlants(client.sql, [
+          { id: 40n, name: 'Doomed' },
+          { id: 41n, name: 'Doomed too' },
+        ]),
+      ).rejects.toThrow(/test_refuse_all/);
+    } finally {
+      await client.sql.query('ALTER TABLE webhook_deliveries DROP CONSTRAINT test_refuse_all', []);
+    }
+    expect(await plantsStored([40n, 41n])).toBe(0);
+    expect(await eventsOf([40n, 41n])).toEqual([]);
+  });
+
+  it('writes the events of plants written one by one after a batch failed', async () => {
+    onEvents.count = 0;
+    const results = await Promise.allSettled([
+      writer.create({ id: 50n, name: 'Fine' }),
+      writer.create({ id: 51n, name: 'x'.repeat(300) }),
+      writer.create({ id: 52n, name: 'Fine too' }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    // Once per committed statement that inserted: the two were written one by one.
+    expect(onEvents.count).toBe(2);
+    const events = await eventsOf([50n, 51n, 52n]);
+    expect(events.map((event) => event.plant_id)).toEqual(['50', '52']);
+    expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
+  });
+});
+
+describe.each(testEngines().filter((engine) => engine === 'postgres'))(
+  'the webhook outbox racing a subscription delete on %s',
+  (engine) => {
+    let storage: TestStorage;
+    let client: TestClient;
+    beforeAll(async () => {
+      storage = await createTestStorage(engine);
+      client = await openTestClient(storage);
+    });
+    afterAll(async () => {
+      await client?.close();
+      await storage?.dispose();
+    });
+
+    it('runs the statement again when a subscription it saw is deleted before its foreign key check', async () => {
+      const kept = await createWebhook(client.prisma, { url: 'https://kept.example/' });
+      const doomed = await createWebhook(client.prisma, { url: 'https://doomed.example/' });
+      const deleter = new pg.Client({ connectionString: storage.databaseUrl });
+      await deleter.connect();
+      try {
+        await deleter.query('BEGIN');
+        await deleter.query('DELETE FROM webhook_subscriptions WHERE id = $1', [doomed.id]);
+        // The insert sees both subscriptions, and waits on the deleted one's row to check its key.
+        const insert = insertPlants(client.sql, [{ id: 1n, name: 'Racer' }]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await deleter.query('COMMIT');
+        expect(await insert).toEqual({ ids: new Set([1n]), events: 1 });
+      } finally {
+        await deleter.end();
+      }
+      const deliveries = await client.rows<{ subscription_id: string }>(
+        'SELECT subscription_id::text AS subscription_id FROM webhook_deliveries',
+      );
+      expect(deliveries).toEqual([{ subscription_id: kept.id }]);
+    });
+  },
+);

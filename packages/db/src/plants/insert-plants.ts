@@ -1,0 +1,105 @@
+import { type NewPlant, stringifyJson } from '@plant-store/schema';
+
+/**
+ * The driver under Prisma (a pg Pool, or the PGlite instance): both answer `query(text, values)`
+ * with `{ rows }`. The plant insert goes straight to it (see insertPlants).
+ */
+export interface SqlRunner {
+  query<TRow>(text: string, values: unknown[]): Promise<{ rows: TRow[] }>;
+}
+
+/**
+ * The plant insert and the webhook outbox, one statement: its text never changes, whatever the
+ * number of plants. `inserted` writes the plants and returns the ids it inserted (a stored id
+ * is skipped: a replay or a conflict, judged by the caller). Only for those, and only while a
+ * subscription exists, `events` writes one event each (the payload built by the caller, joined
+ * back by id: ids are unique in the arrays) and `deliveries` one pending delivery per
+ * (event, subscription), due now. One statement is one transaction: the plants, events and
+ * deliveries commit together or not at all. With no subscription, the uncorrelated EXISTS is a
+ * one-time filter: the join is never run, and the outbox costs next to nothing.
+ *
+ * "Every subscription that exists at commit time" is, precisely, every one this statement's
+ * snapshot sees: one registered while it runs gets the next plants, not these.
+ */
+export const INSERT_PLANTS_SQL = `WITH inserted AS (
+  INSERT INTO public.plants (id, name, tag)
+  SELECT * FROM unnest($1::text[]::bigint[], $2::text[], $3::text[])
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id
+), events AS (
+  INSERT INTO public.webhook_events (plant_id, payload)
+  SELECT input.id, input.payload
+  FROM inserted JOIN unnest($1::text[]::bigint[], $4::text[]) AS input (id, payload) USING (id)
+  WHERE EXISTS (SELECT FROM public.webhook_subscriptions)
+  RETURNING id
+), deliveries AS (
+  INSERT INTO public.webhook_deliveries (event_id, subscription_id, status, next_attempt_at)
+  SELECT events.id, subscriptions.id, 'pending', now()
+  FROM events CROSS JOIN public.webhook_subscriptions AS subscriptions
+)
+SELECT id::text AS id, (SELECT count(*) FROM events)::int AS events FROM inserted`;
+
+export interface InsertedPlants {
+  /** The ids this statement inserted. */
+  readonly ids: Set<bigint>;
+  /** Webhook events it recorded: 0 when no subscription exists (or nothing was inserted). */
+  readonly events: number;
+}
+
+/** PostgreSQL's foreign_key_violation. */
+const FOREIGN_KEY_VIOLATION = '23503';
+/** How often to run the statement again after a subscription vanished under it (see below). */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Inserts the plants not stored yet, with their webhook events and deliveries (see
+ * INSERT_PLANTS_SQL), and resolves to the ids it inserted and the number of events recorded. Of repeated ids the first is sent,
+ * and only it may be inserted; the caller judges the others against the stored row.
+ *
+ * It goes to the driver, not through Prisma: it is the hottest statement of the service, and
+ * Prisma's raw-query path cost more CPU than the driver's whole round trip (measured on a
+ * 36-row batch: about 690 us against 290 us). Ids go both ways as decimal text, cast in the
+ * database: exact, never a double, the same on both drivers. `created_at` takes its column
+ * default, as with Prisma's create.
+ */
+export async function insertPlants(sql: SqlRunner, plants: readonly NewPlant[]): Promise<InsertedPlants> {
+  // Rows go in ascending id order: an insert waits on an id another session inserted but has
+  // not committed yet, so two replicas writing [x, y] and [y, x] would deadlock. One order for
+  // every session cannot. The sort is stable: of repeated ids, the first to arrive is kept.
+  const sorted = [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ids: string[] = [];
+  const names: string[] = [];
+  const tags: (string | null)[] = [];
+  const payloads: string[] = [];
+  let previous: bigint | undefined;
+  for (const plant of sorted) {
+    if (plant.id === previous) continue;
+    previous = plant.id;
+    ids.push(plant.id.toString());
+    names.push(plant.name);
+    tags.push(plant.tag ?? null);
+    payloads.push(eventPayload(plant));
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [ids, names, tags, payloads]);
+      return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
+    } catch (error) {
+      // A subscription deleted after this statement's snapshot was taken, before its foreign key
+      // check: the statement wrote nothing. Run again, on a snapshot without it. (Plants have no
+      // foreign key: this can only be the outbox.)
+      if (!isForeignKeyViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The event's JSON body: the NewPlant as the API takes it, `tag` absent when there is none. */
+export function eventPayload(plant: NewPlant): string {
+  return stringifyJson(
+    plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag },
+  );
+}
+
+function isForeignKeyViolation(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && error.code === FOREIGN_KEY_VIOLATION;
+}

@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { insertPlants } from '../plants/insert-plants.js';
+import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { type ClaimOptions, claimDeliveries } from './claim-deliveries.js';
+import { createWebhook } from './create-webhook.js';
+import { listDeliveries } from './list-deliveries.js';
+import { deleteWebhook } from './manage-webhooks.js';
+import { recordAttempt, releaseClaim } from './record-attempt.js';
+import type { AttemptOutcome, ClaimedDelivery, CreatedWebhook } from './webhook-records.js';
+
+const CLAIM_ALL: ClaimOptions = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000, excludeWebhookIds: [] };
+
+const delivered = (attemptedAt = new Date()): AttemptOutcome => ({
+  delivered: true,
+  retryAt: null,
+  attemptedAt,
+  statusCode: 204,
+  latencyMs: 12,
+  error: null,
+});
+
+const failed = (retryAt: Date | null, statusCode: number | null = 500): AttemptOutcome => ({
+  delivered: false,
+  retryAt,
+  attemptedAt: new Date(),
+  statusCode,
+  latencyMs: 3_000.4,
+  error: statusCode === null ? 'connection refused' : `answered ${statusCode}`,
+});
+
+/** Subscriptions, then plants: one delivery per (plant, subscription). */
+async function seed(client: TestClient, webhookCount: number, plantIds: readonly bigint[]): Promise<CreatedWebhook[]> {
+  const webhooks: CreatedWebhook[] = [];
+  for (let index = 0; index < webhookCount; index++) {
+    webhooks.push(await createWebhook(client.prisma, { url: `https://receiver-${index}.example/hooks` }));
+  }
+  await insertPlants(
+    client.sql,
+    plantIds.map((id) => ({ id, name: `plant ${id}` })),
+  );
+  return webhooks;
+}
+
+async function clearWebhooks(client: TestClient): Promise<void> {
+  await client.sql.query('DELETE FROM webhook_subscriptions', []);
+  await client.sql.query('DELETE FROM webhook_events', []);
+  await client.sql.query('DELETE FROM plants', []);
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
+}
+
+describe.each(testEngines())('delivery leases on %s', (engine) => {
+  let storage: TestStorage;
+  let client: TestClient;
+  const claim = (options: Partial<ClaimOptions> = {}) => claimDeliveries(client.sql, { ...CLAIM_ALL, ...options });
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    client = await openTestClient(storage);
+  });
+  beforeEach(() => clearWebhooks(client));
+  afterAll(async () => {
+    await client?.close();
+    await storage?.dispose();
+  });
+
+  it('leases each due delivery once, with everything needed to send it', async () => {
+    const [webhook] = await seed(client, 1, [2n ** 63n - 1n, 7n]);
+    const [{ now }] = (await client.rows<{ now: Date }>('SELECT now() AS now')) as [{ now: Date }];
+    const claims = await claim({ leaseMs: 30_000 });
+    expect(claims).toHaveLength(2);
+    expect(claims.map((claimed) => claimed.payload).sort()).toEqual([
+      '{"id":7,"name":"plant 7"}',
+      '{"id":9223372036854775807,"name":"plant 9223372036854775807"}',
+    ]);
+    for (const claimed of claims) {
+      expect(claimed).toMatchObject({ webhookId: webhook?.id, url: webhook?.url, secret: webhook?.secret });
+      expect(claimed.eventId).toMatch(/^msg_[0-9a-f-]{36}$/);
+      expect(claimed.leaseId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(claimed.attemptNumber).toBe(1);
+      expect(typeof claimed.deliveryId).toBe('bigint');
+      // Database time: now() plus the lease.
+      const leaseMs = claimed.leaseExpiresAt.getTime() - now.getTime();
+      expect(leaseMs).toBeGreaterThanOrEqual(29_000);
+      expect(leaseMs).toBeLessThanOrEqual(31_000);
+    }
+    expect(new Set(claims.map((claimed) => claimed.leaseId)).size).toBe(2);
+    expect(await claim()).toEqual([]);
+  });
+
+  it('keeps to limit, perWebhookLimit and excludeWebhookIds', async () => {
+    const webhooks = await seed(client, 3, [1n, 2n, 3n, 4n, 5n]);
+    const [a, b, c] = webhooks.map((webhook) => webhook.id) as [string, string, string];
+    const releaseAll = (claims: readonly ClaimedDelivery[]) =>
+      Promise.all(claims.map((claimed) => releaseClaim(client.sql, claimed)));
+
+    const perWebhook = await claim({ perWebhookLimit: 2 });
+    expect(countBy(perWebhook, (claimed) => claimed.webhookId)).toEqual({ [a]: 2, [b]: 2, [c]: 2 });
+    await releaseAll(perWebhook);
+
+    const limited = await claim({ limit: 4 });
+    expect(limited).toHaveLength(4);
+    await releaseAll(limited);
+
+    const excluded = await claim({ excludeWebhookIds: [a, b] });
+    expect(countBy(excluded, (claimed) => claimed.webhookId)).toEqual({ [c]: 5 });
+    await releaseAll(excluded);
+
+    const both = await claim({ perWebhookLimit: 3, excludeWebhookIds: [c] });
+    expect(countBy(both, (claimed) => claimed.webhookId)).toEqual({ [a]: 3, [b]: 3 });
+    // What is leased is skipped: the rest of a and b, and all of c.
+    expect(countBy(await claim(), (claimed) => claimed.webhookId)).toEqual({ [a]: 2, [b]: 2, [c]: 5 });
+  });
+
+  it('records a delivered attempt: done, lease given back, attempt listed', async () => {
+    const [webhook] = await seed(client, 1, [1n]);
+    const [claimed] = await claim();
+    if (!claimed || !webhook) throw new Error('a claim expected');
+    const attemptedAt = new Date(Date.now() - 50);
+    expect(await recordAttempt(client.sql, claimed, delivered(attemptedAt))).toBe(true);
+    const page = await listDeliveries(client.prisma, webhook.id, { limit: 10 });
+    expect(page?.deliveries).toEqual([
+      {
+        id: claimed.deliveryId,
+        webhookId: webhook.id,
+        eventId: claimed.eventId,
+        plantId: 1n,
+        status: 'delivered',
+        nextAttemptAt: null,
+        createdAt: expect.any(Date),
+        deliveredAt: expect.any(Date),
+        attempts: [{ attemptedAt, statusCode: 204, latencyMs: 12, error: null }],
+      },
+    ]);
+    expect(await claim()).toEqual([]);
+    // The lease ended with the attempt: recording under it again writes nothing.
+    expect(await recordAttempt(client.sql, claimed, delivered())).toBe(false);
+    expect((await listDeliveries(client.prisma, webhook.id, { limit: 10 }))?.deliveries[0]?.attempts).toHaveLength(1);
+  });
+
+  it('retries a failed attempt at retryAt, then fails the delivery when no retry is left', async () => {
+    const [webhook] = await seed(client, 1, [1n]);
+    const [first] = await claim();
+    if (!first || !webhook) throw new Error('a claim expected');
+    const later = new Date(Date.now() + 60_000);
+    expect(await recordAttempt(client.sql, first, failed(later))).toBe(true);
+    const [pending] = (await listDeliveries(client.prisma, webhook.id, { limit: 10 }))?.deliveries ?? [];
+    expect(pending).toMatchObject({ status: 'pending', nextAttemptAt: later, deliveredAt: null });
+    // Not due before retryAt.
+    expect(await claim()).toEqual([]);
+
+    await client.sql.query('UPDATE webhook_deliveries SET next_attempt_at = now()', []);
+    const [second] = await claim();
+    expect(second).toMatchObject({ deliveryId: first.deliveryId, eventId: first.eventId, attemptNumber: 2 });
+    if (!second) throw new Error('a second claim expected');
+    expect(await recordAttempt(client.sql, second, failed(null, null))).toBe(true);
+    const [done] = (await listDeliveries(client.prisma, webhook.id, { limit: 10 }))?.deliveries ?? [];
+    expect(done).toMatchObject({ status: 'failed', nextAttemptAt: null, deliveredAt: null });
+    expect(done?.attempts).toEqual([
+      { attemptedAt: expect.any(Date), statusCode: 500, latencyMs: 3_000, error: 'answered 500' },
+      { attemptedAt: expect.any(Date), statusCode: null, latencyMs: 3_000, error: 'connection refused' },
+    ]);
+    expect(await claim()).toEqual([]);
+  });
+
+  it('lets another claim take an expired lease; the old holder then records nothing', async () => {
+    await seed(client, 1, [1n]);
+    const [stale] = await claim({ leaseMs: 100 });
+    if (!stale) throw new Error('a claim expected');
+    expect(await claim()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const [fresh] = await claim();
+    expect(fresh).toMatchObject({ deliveryId: stale.deliveryId, attemptNumber: 1 });
+    if (!fresh) throw new Error('a second claim expected');
+    expect(fresh.leaseId).not.toBe(stale.leaseId);
+    expect(await recordAttempt(client.sql, stale, delivered())).toBe(false);
+    // Releasing a lost lease does not free the new holder's.
+    await releaseClaim(client.sql, stale);
+    expect(await claim()).toEqual([]);
+    expect(await client.rows('SELECT id FROM webhook_attempts')).toEqual([]);
+    expect(await recordAttempt(client.sql, fresh, delivered())).toBe(true);
+  });
+
+  it('gives a lease back on release: due again at once, same attempt number', async () => {
+    await seed(client, 1, [1n]);
+    const [held] = await claim();
+    if (!held) throw new Error('a claim expected');
+    await releaseClaim(client.sql, held);
+    const [again] = await claim();
+    expect(again).toMatchObject({ deliveryId: held.deliveryId, attemptNumber: 1 });
+    expect(await recordAttempt(client.sql, held, delivered())).toBe(false);
+  });
+
+  it('answers false when the delivery went with its webhook during the attempt', async () => {
+    const [webhook] = await seed(client, 1, [1n]);
+    const [held] = await claim();
+    if (!held || !webhook) throw new Error('a claim expected');
+    expect(await deleteWebhook(client.prisma, webhook.id)).toBe(true);
+    expect(await recordAttempt(client.sql, held, delivered())).toBe(false);
+    await expect(releaseClaim(client.sql, held)).resolves.toBeUndefined();
+    expect(await client.rows('SELECT id FROM webhook_attempts')).toEqual([]);
+  });
+});
+
+describe.each(testEngines().filter((engine) => engine === 'postgres'))('claims across replicas on %s', (engine) => {
+  let storage: TestStorage;
+  const replicas: TestClient[] = [];
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    for (let index = 0; index < 2; index++) replicas.push(await openTestClient(storage));
+  });
+  afterAll(async () => {
+    for (const replica of replicas) await replica.close();
+    await storage?.dispose();
+  });
+
+  it('never leases one delivery twice to concurrent claimers on two pools', async () => {
+    const [first] = replicas as [TestClient, TestClient];
+    const ids = Array.from({ length: 100 }, (_, index) => BigInt(index + 1));
+    await seed(first, 4, ids);
+    const claimed: bigint[] = [];
+    // Four claimers per replica, each claiming small batches until nothing is left.
+    await Promise.all(
+      replicas.flatMap((replica) =>
+        Array.from({ length: 4 }, async () => {
+          for (;;) {
+            const claims = await claimDeliveries(replica.sql, {
+              limit: 7,
+              perWebhookLimit: 3,
+              leaseMs: 60_000,
+              excludeWebhookIds: [],
+            });
+            // SKIP LOCKED can come back empty-handed while others hold the rest: ask the table.
+            if (claims.length === 0) {
+              const [left] = await replica.rows<{ count: number }>(
+                'SELECT count(*)::int AS count FROM webhook_deliveries WHERE lease_id IS NULL',
+              );
+              if (left?.count === 0) return;
+            }
+            claimed.push(...claims.map((claim) => claim.deliveryId));
+          }
+        }),
+      ),
+    );
+    expect(claimed).toHaveLength(400);
+    expect(new Set(claimed).size).toBe(400);
+  });
+});

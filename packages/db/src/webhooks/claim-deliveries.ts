@@ -1,0 +1,107 @@
+import type { SqlRunner } from '../plants/insert-plants.js';
+import { translateError } from '../prisma-errors.js';
+import type { ClaimedDelivery } from './webhook-records.js';
+
+export interface ClaimOptions {
+  /** Most deliveries to lease. */
+  readonly limit: number;
+  /** Most deliveries of one subscription to lease. */
+  readonly perWebhookLimit: number;
+  /** How long the lease lasts (database time). */
+  readonly leaseMs: number;
+  /** Subscriptions to skip (the caller has enough of theirs in flight). */
+  readonly excludeWebhookIds: readonly string[];
+}
+
+/**
+ * Candidates: per subscription not excluded, its first `perWebhookLimit` due pending deliveries
+ * whose lease is free or expired, along the partial (subscription_id, next_attempt_at) index:
+ * a backlog of thousands for one receiver costs no more than `perWebhookLimit` rows, and no
+ * receiver's backlog starves another. The soonest due of them, `limit` at most, are then locked
+ * `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not waited for,
+ * and one it claimed after this statement's snapshot fails the conditions, re-checked on the
+ * locked row. Each gets its own lease id, and a lease end in database time (`now()`), so that
+ * replicas with skewed clocks agree on when it expires.
+ */
+export const CLAIM_DELIVERIES_SQL = `WITH candidates AS (
+  SELECT due.id
+  FROM public.webhook_subscriptions AS subscriptions
+  CROSS JOIN LATERAL (
+    SELECT deliveries.id, deliveries.next_attempt_at
+    FROM public.webhook_deliveries AS deliveries
+    WHERE deliveries.subscription_id = subscriptions.id
+      AND deliveries.status = 'pending'
+      AND deliveries.next_attempt_at <= now()
+      AND (deliveries.locked_until IS NULL OR deliveries.locked_until <= now())
+    ORDER BY deliveries.next_attempt_at
+    LIMIT $2::int
+  ) AS due
+  WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
+  ORDER BY due.next_attempt_at, due.id
+  LIMIT $1::int
+), claimed AS (
+  UPDATE public.webhook_deliveries AS deliveries
+  SET locked_until = now() + $4::int * interval '1 millisecond', lease_id = gen_random_uuid()
+  WHERE deliveries.id IN (
+    SELECT locked.id
+    FROM public.webhook_deliveries AS locked
+    WHERE locked.id IN (SELECT id FROM candidates)
+      AND locked.status = 'pending'
+      AND locked.next_attempt_at <= now()
+      AND (locked.locked_until IS NULL OR locked.locked_until <= now())
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING deliveries.id, deliveries.lease_id, deliveries.locked_until, deliveries.event_id,
+    deliveries.subscription_id, deliveries.attempt_count, deliveries.next_attempt_at
+)
+SELECT claimed.id::text AS id, claimed.lease_id::text AS lease_id, claimed.locked_until,
+  claimed.event_id, claimed.subscription_id::text AS webhook_id, subscriptions.url, subscriptions.secret,
+  events.payload, claimed.attempt_count + 1 AS attempt_number
+FROM claimed
+JOIN public.webhook_events AS events ON events.id = claimed.event_id
+JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = claimed.subscription_id
+ORDER BY claimed.next_attempt_at, claimed.id`;
+
+interface ClaimedRow {
+  readonly id: string;
+  readonly lease_id: string;
+  readonly locked_until: Date;
+  readonly event_id: string;
+  readonly webhook_id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly payload: string;
+  readonly attempt_number: number;
+}
+
+/**
+ * Leases due deliveries to the caller, soonest due first (see CLAIM_DELIVERIES_SQL). One
+ * statement, one transaction: no two claims, in this process or any other, ever lease the
+ * same delivery while its lease runs. Through the driver, not Prisma: every dispatcher polls
+ * with it, and is nudged to after every create.
+ */
+export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (options.limit <= 0) return [];
+  let rows: ClaimedRow[];
+  try {
+    ({ rows } = await sql.query<ClaimedRow>(CLAIM_DELIVERIES_SQL, [
+      options.limit,
+      options.perWebhookLimit,
+      [...options.excludeWebhookIds],
+      Math.ceil(options.leaseMs),
+    ]));
+  } catch (error) {
+    throw translateError(error);
+  }
+  return rows.map((row) => ({
+    deliveryId: BigInt(row.id),
+    leaseId: row.lease_id,
+    leaseExpiresAt: row.locked_until,
+    eventId: row.event_id,
+    webhookId: row.webhook_id,
+    url: row.url,
+    secret: row.secret,
+    payload: row.payload,
+    attemptNumber: row.attempt_number,
+  }));
+}
