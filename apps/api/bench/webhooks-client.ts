@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseJson } from '@plant-store/schema';
+
+const run = promisify(execFile);
+
+/** The running service and a token that may create plants and manage webhooks. */
+export interface ServiceApi {
+  readonly url: string;
+  readonly token: string;
+  /** The service process: its CPU time is read during the backlog. */
+  readonly pid: number;
+}
+
+/** An answered `POST /plants`. */
+export interface CreateAnswer {
+  readonly status: number;
+  /** performance.now() when the status line and headers arrived. */
+  readonly answeredAt: number;
+}
+
+/**
+ * Issues a token with the service's own command, as service-process.ts's issueToken does, but
+ * with `webhooks:manage` beside `plants:write`: subscribing needs it. Run before the service
+ * starts (PGlite allows one process, and the command creates the schema).
+ */
+export async function issueWebhookToken(apiRoot: string, env: Readonly<Record<string, string>>): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      join(apiRoot, 'dist/cli/token.js'),
+      'create',
+      '--name',
+      'bench-webhooks',
+      '--scope',
+      'plants:write',
+      '--scope',
+      'webhooks:manage',
+    ],
+    { cwd: apiRoot, env: { ...env }, timeout: 120_000 },
+  );
+  // The token is the last line of stdout.
+  const token = stdout.trim().split('\n').at(-1)?.trim();
+  if (token === undefined || !/^pst_[A-Za-z0-9_-]+$/.test(token)) {
+    throw new Error(`the token command printed no token: ${stdout}`);
+  }
+  return token;
+}
+
+/** `POST /webhooks {url}`: the new subscription's id. */
+export async function subscribe(api: ServiceApi, receiverUrl: string): Promise<string> {
+  const response = await fetch(`${api.url}/webhooks`, {
+    method: 'POST',
+    headers: jsonHeaders(api),
+    body: JSON.stringify({ url: receiverUrl }),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`POST /webhooks answered ${response.status}: ${text}`);
+  const body = parseJson(text);
+  if (typeof body !== 'object' || body === null || !('id' in body) || typeof body.id !== 'string') {
+    throw new Error(`POST /webhooks answered 201 without an id: ${text}`);
+  }
+  return body.id;
+}
+
+/** `DELETE /webhooks/{id}`: so that a finished stage's subscription takes no share of the next one's. */
+export async function unsubscribe(api: ServiceApi, webhookId: string): Promise<void> {
+  const response = await fetch(`${api.url}/webhooks/${webhookId}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${api.token}` },
+  });
+  const text = await response.text();
+  if (response.status !== 204) throw new Error(`DELETE /webhooks/${webhookId} answered ${response.status}: ${text}`);
+}
+
+/** `POST /plants` with `body`; rejects only when no answer came (connection error). */
+export async function createPlant(api: ServiceApi, body: string): Promise<CreateAnswer> {
+  const response = await fetch(`${api.url}/plants`, { method: 'POST', headers: jsonHeaders(api), body });
+  const answeredAt = performance.now();
+  // Read to the end, so the keep-alive connection is free for the next request.
+  await response.arrayBuffer();
+  return { status: response.status, answeredAt };
+}
+
+function jsonHeaders(api: ServiceApi): Record<string, string> {
+  return { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' };
+}

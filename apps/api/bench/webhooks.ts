@@ -1,0 +1,348 @@
+/**
+ * `pnpm bench:webhooks`: builds (through turbo), then on PostgreSQL (a throwaway database) and on
+ * the embedded database (a temp folder) starts the built service and measures its webhook
+ * dispatcher against receivers on loopback:
+ * 1. latency: one subscription, creates at a steady modest rate, each waited for; per event, the
+ *    time from the create's 200 to the receiver getting the POST;
+ * 2. backlog: a burst of creates from many callers, to 1 and then 4 receivers; creates/s, the
+ *    dispatcher's deliveries/s, how long the backlog took to drain, and that every plant id
+ *    arrived (and how many twice).
+ * Prints two tables and writes the same as JSON (bench/results/webhooks-latest.json).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createIdSequence } from './bench-plants.js';
+import { type BenchOptions, type Engine, loadBenchOptions } from './options.js';
+import { describeMachine } from './report.js';
+import type { Failure } from './results-model.js';
+import { startService } from './service-process.js';
+import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
+import { issueWebhookToken, type ServiceApi } from './webhooks-client.js';
+import {
+  type BacklogResult,
+  type BacklogSettings,
+  type LatencyResult,
+  type LatencySettings,
+  measureBacklog,
+  measureLatency,
+} from './webhooks-measure.js';
+import { formatBacklogTable, formatLatencyTable, toWebhooksJson } from './webhooks-report.js';
+
+const USAGE = `Usage: pnpm bench:webhooks [-- options]   (or: pnpm --filter @plant-store/api bench:webhooks [options])
+
+  --engines LIST         postgres,pglite                      (BENCH_ENGINES, default both)
+  --database-url URL     PostgreSQL server for a throwaway database
+                         (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
+  --rate N               latency: creates per second           (default 50)
+  --seconds SECONDS      latency: seconds of creates           (default 10)
+  --creates N            backlog: creates in the burst         (default 3000)
+  --concurrency N        backlog: creates in flight at once    (default 32)
+  --receivers LIST       backlog: receiver counts, one run each (default 1,4)
+  --output FILE          JSON results                          (default bench/results/webhooks-latest.json)
+  --help                 this text`;
+
+/** What the service is started with beside its storage: receivers on 127.0.0.1 must be allowed. */
+const SERVICE_WEBHOOK_ENV: Readonly<Record<string, string>> = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' };
+
+interface WebhooksBenchOptions {
+  /** Engines, server URL, apiRoot and childEnv, read and checked as `pnpm bench` reads them. */
+  readonly base: BenchOptions;
+  readonly latency: LatencySettings;
+  readonly backlog: BacklogSettings;
+  readonly receiverCounts: readonly number[];
+  readonly outputFile: string;
+}
+
+/** Undo steps (stop the service, drop the database, delete folders), run in reverse, also on Ctrl-C. */
+const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> }> = [];
+
+async function runCleanups(): Promise<void> {
+  for (const step of cleanups.splice(0).reverse()) {
+    try {
+      await step.run();
+    } catch (error) {
+      progress(`cleanup "${step.name}" failed: ${String(error)}`);
+    }
+  }
+}
+
+/** Registers `run`; the returned function runs it now (once) and unregisters it. */
+function addCleanup(name: string, run: () => Promise<void>): () => Promise<void> {
+  const step = { name, run };
+  cleanups.push(step);
+  return async () => {
+    const index = cleanups.indexOf(step);
+    if (index === -1) return;
+    cleanups.splice(index, 1);
+    await run();
+  };
+}
+
+const progress = (text: string) => process.stderr.write(`${text}\n`);
+
+async function main(): Promise<number> {
+  // `pnpm bench:webhooks -- --engines pglite` may hand over the `--` itself.
+  const argv = process.argv.slice(2).filter((arg, index) => index > 0 || arg !== '--');
+  if (argv.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let options: WebhooksBenchOptions;
+  try {
+    options = loadOptions(argv);
+  } catch (error) {
+    process.stderr.write(`bench:webhooks: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { apiRoot, engines, serverUrl } = options.base;
+  for (const built of ['dist/index.js', 'dist/cli/token.js']) {
+    if (!existsSync(join(apiRoot, built))) {
+      process.stderr.write(
+        `bench:webhooks: ${built} is missing: build first (the root \`pnpm bench:webhooks\` does)\n`,
+      );
+      return 2;
+    }
+  }
+  if (engines.includes('postgres')) {
+    try {
+      await checkServer(serverUrl);
+    } catch (error) {
+      process.stderr.write(`bench:webhooks: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  }
+
+  const logDir = join(dirname(options.outputFile), 'logs');
+  await mkdir(logDir, { recursive: true });
+  const started = new Date();
+  const machine = describeMachine(gitCommit(apiRoot));
+  progress(
+    `Plant Store webhooks bench on ${engines.join(', ')}, about ${estimateMinutes(options)} min. Logs: ${logDir}`,
+  );
+
+  const latency: LatencyResult[] = [];
+  const backlog: BacklogResult[] = [];
+  const failures: Failure[] = [];
+  // One sequence for the whole run: no id is created twice, whichever engine.
+  const nextId = createIdSequence();
+  try {
+    for (const engine of engines) {
+      await runStage(failures, engine, () =>
+        benchEngine(options, engine, logDir, async (api) => {
+          const measured = await runStage(failures, `${engine}: latency`, () =>
+            measureLatency(api, engine, nextId, options.latency),
+          );
+          if (measured) {
+            latency.push(measured);
+            progress(`  ${engine} latency: p50 ${measured.p50Ms.toFixed(1)} ms, p99 ${measured.p99Ms.toFixed(1)} ms`);
+          }
+          for (const receivers of options.receiverCounts) {
+            const result = await runStage(failures, `${engine}: backlog to ${receivers} receivers`, () =>
+              measureBacklog(api, engine, nextId, receivers, options.backlog),
+            );
+            if (result === undefined) continue;
+            backlog.push(result);
+            progress(
+              `  ${engine} backlog, ${receivers} receivers: ${Math.round(result.createsPerSecond)} creates/s, ` +
+                `${Math.round(result.deliveriesPerSecond)} deliveries/s, missing ${result.missing}`,
+            );
+          }
+        }),
+      );
+    }
+  } finally {
+    await runCleanups();
+  }
+
+  for (const result of [...latency, ...backlog]) {
+    const stage = `${result.engine}: ${'receivers' in result ? `backlog to ${result.receivers} receivers` : 'latency'}`;
+    if (result.missing > 0) failures.push({ stage, message: `${result.missing} deliveries never arrived` });
+    if ('unreadable' in result && result.unreadable > 0) {
+      failures.push({ stage, message: `${result.unreadable} deliveries had no plant id in their body` });
+    }
+  }
+  const failureLines = failures.map((failure) => `ERROR  ${failure.stage}: ${failure.message}`);
+  process.stdout.write(
+    `\n${formatLatencyTable(latency, options.latency)}\n\n${formatBacklogTable(backlog, options.backlog)}\n` +
+      `${failureLines.length > 0 ? `\n${failureLines.join('\n')}\n` : ''}\n` +
+      `${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, 1-min load average at start ` +
+      `${machine.loadAverageAtStart}; the bench (callers and receivers), the service and PostgreSQL share these CPUs.\n`,
+  );
+  const report = toWebhooksJson(
+    started,
+    machine,
+    { latency: options.latency, backlog: options.backlog },
+    SERVICE_WEBHOOK_ENV,
+    latency,
+    backlog,
+    failures,
+  );
+  await mkdir(dirname(options.outputFile), { recursive: true });
+  await writeFile(options.outputFile, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`JSON: ${options.outputFile}\n`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+/** A failed stage is reported and the others still run: a partial table beats none. */
+async function runStage<T>(failures: Failure[], stage: string, work: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    failures.push({ stage, message });
+    progress(`${stage} failed: ${message}`);
+    return undefined;
+  }
+}
+
+/** Storage, a token and the service for one engine; `work` measures; all of it undone afterwards. */
+async function benchEngine(
+  options: WebhooksBenchOptions,
+  engine: Engine,
+  logDir: string,
+  work: (api: ServiceApi) => Promise<void>,
+): Promise<void> {
+  const storage = await createStorage(options.base, engine);
+  try {
+    const env: Record<string, string> = {
+      ...options.base.childEnv,
+      ...storage.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+      ...SERVICE_WEBHOOK_ENV,
+    };
+    // Before the service starts: the token command creates the schema, and PGlite allows one process.
+    progress(`${engine}: issuing a token`);
+    const token = await issueWebhookToken(options.base.apiRoot, env);
+    progress(`${engine}: starting the service`);
+    const service = await startService(options.base.apiRoot, env, join(logDir, `webhooks-service-${engine}.log`));
+    const stopService = addCleanup(`stop the ${engine} service`, () => service.stop());
+    try {
+      await work({ url: service.url, token, pid: service.pid });
+    } finally {
+      await stopService();
+    }
+  } finally {
+    await storage.dispose();
+  }
+}
+
+interface Storage {
+  readonly env: Record<string, string>;
+  readonly dispose: () => Promise<void>;
+}
+
+/** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
+async function createStorage(options: BenchOptions, engine: Engine): Promise<Storage> {
+  const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-webhooks-${engine}-`));
+  const removeDir = addCleanup(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
+  if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, dispose: removeDir };
+  const database = await createBenchDatabase(options.serverUrl);
+  progress(`postgres: created database ${database.name}`);
+  const drop = addCleanup(`drop database ${database.name}`, () => database.drop());
+  return {
+    env: { DATABASE_URL: database.url, DATA_DIR: dataDir },
+    dispose: async () => {
+      await drop();
+      await removeDir();
+    },
+  };
+}
+
+/**
+ * This bench's own flags; --engines and --database-url (and their BENCH_* variables) are handed
+ * to `pnpm bench`'s loader, which checks them and knows the defaults.
+ */
+function loadOptions(argv: readonly string[]): WebhooksBenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      engines: { type: 'string' },
+      'database-url': { type: 'string' },
+      rate: { type: 'string' },
+      seconds: { type: 'string' },
+      creates: { type: 'string' },
+      concurrency: { type: 'string' },
+      receivers: { type: 'string' },
+      output: { type: 'string' },
+    },
+    strict: true,
+  });
+  const forwarded = [
+    ...(values.engines === undefined ? [] : ['--engines', values.engines]),
+    ...(values['database-url'] === undefined ? [] : ['--database-url', values['database-url']]),
+  ];
+  return {
+    base: loadBenchOptions(forwarded),
+    latency: {
+      ratePerSecond: parseInteger(values.rate ?? '50', 'rate', 1, 1000),
+      seconds: parseInteger(values.seconds ?? '10', 'seconds', 1, 600),
+      warmupCreates: 25,
+      deliveryTimeoutMs: 30_000,
+    },
+    backlog: {
+      creates: parseInteger(values.creates ?? '3000', 'creates', 1, 1_000_000),
+      concurrency: parseInteger(values.concurrency ?? '32', 'concurrency', 1, 1000),
+      deliveryTimeoutMs: 120_000,
+    },
+    receiverCounts: (values.receivers ?? '1,4').split(',').map((item) => parseInteger(item.trim(), 'receivers', 1, 16)),
+    outputFile: values.output ?? fileURLToPath(new URL('results/webhooks-latest.json', import.meta.url)),
+  };
+}
+
+function parseInteger(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new Error(`--${name} takes integers from ${min} to ${max}, not "${text}"`);
+  }
+  return value;
+}
+
+/**
+ * About 15 s per engine to start, plus the latency run, plus a guess of 300 deliveries/s for
+ * the backlogs (on 2 busy CPUs): only to say roughly how long to wait. The default burst is
+ * sized for about 3 minutes in all; the 4-receiver backlog (4 deliveries per create) dominates.
+ */
+function estimateMinutes(options: WebhooksBenchOptions): number {
+  const deliveries = options.receiverCounts.reduce((total, count) => total + count * options.backlog.creates, 0);
+  const perEngine = 15 + options.latency.seconds + deliveries / 300;
+  return Math.max(1, Math.ceil((perEngine * options.base.engines.length) / 60));
+}
+
+/** The commit measured, `+dirty` when tracked files had uncommitted changes (they were built too). */
+function gitCommit(cwd: string): string | null {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+    return `${git('rev-parse', 'HEAD')}${dirty ? '+dirty' : ''}`;
+  } catch {
+    return null;
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`\n${signal}: cleaning up`);
+    void runCleanups().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  async (error: unknown) => {
+    await runCleanups();
+    process.stderr.write(
+      `bench:webhooks failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);
