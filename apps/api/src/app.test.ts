@@ -65,6 +65,34 @@ async function serve(db: AppDependencies['db']): Promise<{ url: string; errors: 
 
 const body = '{"id": 1, "name": "Unit"}';
 
+/** A repository out of reach (503 with Retry-After), and one failing unexpectedly (500, reported). */
+const REPOSITORY_FAILURES = {
+  503: async (): Promise<never> => {
+    throw new DatabaseUnavailableError();
+  },
+  500: async (): Promise<never> => {
+    throw new Error('secret internals');
+  },
+};
+
+/** Every route that calls the repository: the call it makes, and the body it needs to get there. */
+const REPOSITORY_ROUTES: ReadonlyArray<{
+  readonly method: string;
+  readonly path: string;
+  readonly call: Exclude<keyof AppDependencies['db'], 'authenticateToken' | 'ping'>;
+  readonly body?: string;
+}> = [
+  { method: 'GET', path: '/plants', call: 'listPlants' },
+  { method: 'GET', path: '/plants/1', call: 'findPlant' },
+  { method: 'DELETE', path: '/plants/1', call: 'deletePlant' },
+  { method: 'POST', path: '/plants', call: 'createPlant', body },
+  { method: 'POST', path: '/webhooks', call: 'createWebhook', body: '{"url": "https://8.8.8.8/hook"}' },
+  { method: 'GET', path: '/webhooks', call: 'listWebhooks' },
+  { method: 'DELETE', path: `/webhooks/${WEBHOOK_ID}`, call: 'deleteWebhook' },
+  { method: 'GET', path: `/webhooks/${WEBHOOK_ID}/deliveries`, call: 'listDeliveries' },
+  { method: 'POST', path: `/webhooks/${WEBHOOK_ID}/deliveries/1/resend`, call: 'resendDelivery' },
+];
+
 describe('createApp error rendering', () => {
   it('answers 503 with Retry-After when the database is unavailable', async () => {
     const { url } = await serve(
@@ -99,73 +127,25 @@ describe('createApp error rendering', () => {
     expect(errors).toHaveLength(1);
   });
 
-  it('answers 503 and 500 on every plants route in the documented shape', async () => {
-    const unavailable = async (): Promise<never> => {
-      throw new DatabaseUnavailableError();
-    };
-    const broken = async (): Promise<never> => {
-      throw new Error('secret internals');
-    };
-    for (const [failure, status] of [
-      [unavailable, 503],
-      [broken, 500],
-    ] as const) {
-      const { url, errors } = await serve(
-        fakeDb({ findPlant: failure, listPlants: failure, deletePlant: failure, createPlant: failure }),
-      );
-      for (const [method, path] of [
-        ['GET', '/plants'],
-        ['GET', '/plants/1'],
-        ['DELETE', '/plants/1'],
-        ['POST', '/plants'],
-      ] as const) {
-        const response = await request(url, path, { method, token: TOKEN, ...(method === 'POST' ? { body } : {}) });
-        expect({ method, path, status: response.status }).toEqual({ method, path, status });
-        expect(response.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
-      }
-      expect(errors).toHaveLength(status === 500 ? 4 : 0);
-    }
-  });
-
-  it('answers 503 and 500 on every webhook route in the documented shape', async () => {
-    const unavailable = async (): Promise<never> => {
-      throw new DatabaseUnavailableError();
-    };
-    const broken = async (): Promise<never> => {
-      throw new Error('secret internals');
-    };
-    for (const [failure, status] of [
-      [unavailable, 503],
-      [broken, 500],
-    ] as const) {
-      const { url, errors } = await serve(
-        fakeDb({
-          createWebhook: failure,
-          listWebhooks: failure,
-          deleteWebhook: failure,
-          listDeliveries: failure,
-          resendDelivery: failure,
-        }),
-      );
-      const routes = [
-        ['POST', '/webhooks'],
-        ['GET', '/webhooks'],
-        ['DELETE', `/webhooks/${WEBHOOK_ID}`],
-        ['GET', `/webhooks/${WEBHOOK_ID}/deliveries`],
-        ['POST', `/webhooks/${WEBHOOK_ID}/deliveries/1/resend`],
-      ] as const;
-      for (const [method, path] of routes) {
+  it.each([503, 500] as const)(
+    'answers %i on every route that calls the repository, in the documented shape',
+    async (status) => {
+      const failure = REPOSITORY_FAILURES[status];
+      const overrides: Partial<AppDependencies['db']> = {};
+      for (const { call } of REPOSITORY_ROUTES) overrides[call] = failure;
+      const { url, errors } = await serve(fakeDb(overrides));
+      for (const { method, path, body: sent } of REPOSITORY_ROUTES) {
         const response = await request(url, path, {
           method,
           token: TOKEN,
-          ...(path === '/webhooks' && method === 'POST' ? { body: '{"url": "https://8.8.8.8/hook"}' } : {}),
+          ...(sent === undefined ? {} : { body: sent }),
         });
         expect({ method, path, status: response.status }).toEqual({ method, path, status });
         expect(response.headers.get('retry-after')).toBe(status === 503 ? '1' : null);
       }
-      expect(errors).toHaveLength(status === 500 ? routes.length : 0);
-    }
-  });
+      expect(errors).toHaveLength(status === 500 ? REPOSITORY_ROUTES.length : 0);
+    },
+  );
 
   it('answers 409 with the limit when the repository refuses another webhook', async () => {
     const { url } = await serve(

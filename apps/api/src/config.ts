@@ -1,6 +1,7 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import type { WebhookDispatcherOptions } from './webhooks/dispatcher.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry-schedule.js';
 
 function integerVariable(name: string, min: number, max: number) {
@@ -89,23 +90,19 @@ export interface Config {
   readonly webhooks: WebhooksConfig;
 }
 
-export interface WebhooksConfig {
+/**
+ * The webhook settings: whether this process delivers events, which receivers may be registered
+ * and called, and how deliveries go (see WebhookDispatcherOptions for each).
+ */
+export interface WebhooksConfig
+  extends Pick<
+    WebhookDispatcherOptions,
+    'retryScheduleMs' | 'timeoutMs' | 'pollMs' | 'leaseMs' | 'concurrency' | 'perWebhookConcurrency'
+  > {
   /** Whether this process delivers events (every replica may; leases keep them apart). */
   readonly dispatch: boolean;
   /** Allow receivers in private, loopback and link-local ranges (tests, internal networks). */
   readonly allowPrivateNetworks: boolean;
-  /** Delays between attempts, in ms; one attempt more than delays. */
-  readonly retryScheduleMs: readonly number[];
-  /** One attempt's limit: connect, answer and body. */
-  readonly timeoutMs: number;
-  /** How often an idle dispatcher looks for due deliveries (other replicas' events, retries). */
-  readonly pollMs: number;
-  /** How long a claimed delivery stays with its dispatcher; then another may take it over. */
-  readonly leaseMs: number;
-  /** Deliveries in flight at once in this process. */
-  readonly concurrency: number;
-  /** ...and to one receiver. */
-  readonly perWebhookConcurrency: number;
 }
 
 export class ConfigError extends Error {

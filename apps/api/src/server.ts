@@ -47,17 +47,13 @@ export async function startServer(config: Config, options: StartOptions): Promis
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
-  const { webhooks } = config;
-  if (webhooks.dispatch) {
+  const { dispatch, ...delivery } = config.webhooks;
+  if (dispatch) {
     dispatcher = createWebhookDispatcher({
+      ...delivery,
+      // Deliveries in flight at shutdown get no longer than the requests do.
+      drainMs: Math.min(delivery.timeoutMs, config.shutdownTimeoutMs),
       store: db,
-      retryScheduleMs: webhooks.retryScheduleMs,
-      timeoutMs: webhooks.timeoutMs,
-      pollMs: webhooks.pollMs,
-      leaseMs: webhooks.leaseMs,
-      concurrency: webhooks.concurrency,
-      perWebhookConcurrency: webhooks.perWebhookConcurrency,
-      allowPrivateNetworks: webhooks.allowPrivateNetworks,
       log,
       ...(metrics ? { observeAttempt: metrics.observeWebhookAttempt } : {}),
     });
@@ -66,7 +62,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     db,
     bodyLimitBytes: config.bodyLimitBytes,
     log,
-    webhooks: { urlPolicy: { allowPrivateNetworks: webhooks.allowPrivateNetworks } },
+    webhooks: { urlPolicy: { allowPrivateNetworks: delivery.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
   });
   const server = createServer(app.callback());
@@ -156,6 +152,10 @@ async function shutDown(
   // A scrape is short and can be retried: the metrics listener just goes.
   metricsServer?.close();
   metricsServer?.closeAllConnections();
+  // Alongside the requests, not after them, so that shutdown stays within its timeout:
+  // deliveries in flight finish or give their leases back (another replica takes them at once).
+  // Events that creates still in flight record are left for the next dispatcher to find.
+  const dispatcherClosed = dispatcher?.close();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
   const sweep = setInterval(() => server.closeIdleConnections(), 100);
@@ -166,9 +166,7 @@ async function shutDown(
     await closed;
   }
   clearInterval(sweep);
-  // After the requests (their creates may nudge it), before the database: deliveries in flight
-  // finish or give their leases back, so another replica can take them at once.
-  await dispatcher?.close();
+  await dispatcherClosed;
   await db.close();
   log.info('stopped');
 }

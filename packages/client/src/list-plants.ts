@@ -5,10 +5,9 @@ import {
   type StoredPlant,
 } from '@plant-store/schema';
 import { type CallOptions, type ClientContext, plantsUrl } from './client-context.js';
+import { fetchPage } from './fetch-page.js';
 import { type NextPlantsQuery, readNextPage } from './next-page.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
 
 /** One page of `GET /plants`. */
 export interface PlantsPage {
@@ -29,34 +28,22 @@ export async function listPlants(
 ): Promise<PlantsPage> {
   const parsed = parseInput(ListPlantsQuerySchema, query);
   const url = plantsUrl(context);
-  url.search = new URLSearchParams({
-    limit: String(parsed.limit),
-    ...(parsed.tag === undefined ? {} : { tag: parsed.tag }),
-    ...(parsed.after === undefined ? {} : { after: String(parsed.after) }),
-  }).toString();
-  const request: PlantStoreRequest = {
-    method: 'GET',
-    url,
-    successStatus: 200,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const plants = parseAnswer(PlantListSchema, answer, request);
-
-  // What the iterator relies on to visit every plant once: checked, not assumed.
-  if (plants.length > parsed.limit) {
-    throw contractViolation(answer, request, `${plants.length} plants, more than limit ${parsed.limit}`);
-  }
-  let previous = parsed.after;
-  for (const plant of plants) {
-    if (previous !== undefined && plant.id <= previous) {
-      throw contractViolation(answer, request, `id ${plant.id} does not come after ${previous}`);
-    }
-    if (parsed.tag !== undefined && plant.tag !== parsed.tag) {
-      throw contractViolation(answer, request, `plant ${plant.id} is not tagged "${parsed.tag}"`);
-    }
-    previous = plant.id;
-  }
-  return { plants, next: readNextPage(answer.headers.get('Link'), url, parsed) };
+  const { tag } = parsed;
+  const { items, link } = await fetchPage(
+    context,
+    {
+      url,
+      schema: PlantListSchema,
+      query: parsed,
+      noun: 'plants',
+      ...(tag === undefined
+        ? {}
+        : {
+            filters: { tag },
+            misplaced: (plant: StoredPlant) => (plant.tag === tag ? null : `plant ${plant.id} is not tagged "${tag}"`),
+          }),
+    },
+    options,
+  );
+  return { plants: items, next: readNextPage(link, url, parsed) };
 }

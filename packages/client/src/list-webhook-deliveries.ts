@@ -6,10 +6,9 @@ import {
   WebhookIdSchema,
 } from '@plant-store/schema';
 import { type CallOptions, type ClientContext, deliveriesUrl } from './client-context.js';
+import { fetchPage } from './fetch-page.js';
 import { type NextDeliveriesQuery, readNextDeliveriesPage } from './next-page.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
 
 /** One page of `GET /webhooks/{id}/deliveries`. */
 export interface WebhookDeliveriesPage {
@@ -33,33 +32,19 @@ export async function listWebhookDeliveries(
   const id = parseInput(WebhookIdSchema, webhookId);
   const parsed = parseInput(ListDeliveriesQuerySchema, query);
   const url = deliveriesUrl(context, id);
-  url.search = new URLSearchParams({
-    limit: String(parsed.limit),
-    ...(parsed.after === undefined ? {} : { after: String(parsed.after) }),
-  }).toString();
-  const request: PlantStoreRequest = {
-    method: 'GET',
-    url,
-    successStatus: 200,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const deliveries = parseAnswer(WebhookDeliveryListSchema, answer, request);
-
-  // What the iterator relies on to visit every delivery once: checked, not assumed.
-  if (deliveries.length > parsed.limit) {
-    throw contractViolation(answer, request, `${deliveries.length} deliveries, more than limit ${parsed.limit}`);
-  }
-  let previous = parsed.after;
-  for (const delivery of deliveries) {
-    if (previous !== undefined && delivery.id <= previous) {
-      throw contractViolation(answer, request, `id ${delivery.id} does not come after ${previous}`);
-    }
-    if (delivery.webhookId.toLowerCase() !== id.toLowerCase()) {
-      throw contractViolation(answer, request, `delivery ${delivery.id} belongs to webhook ${delivery.webhookId}`);
-    }
-    previous = delivery.id;
-  }
-  return { deliveries, next: readNextDeliveriesPage(answer.headers.get('Link'), url, parsed) };
+  const { items, link } = await fetchPage(
+    context,
+    {
+      url,
+      schema: WebhookDeliveryListSchema,
+      query: parsed,
+      noun: 'deliveries',
+      misplaced: (delivery) =>
+        delivery.webhookId.toLowerCase() === id.toLowerCase()
+          ? null
+          : `delivery ${delivery.id} belongs to webhook ${delivery.webhookId}`,
+    },
+    options,
+  );
+  return { deliveries: items, next: readNextDeliveriesPage(link, url, parsed) };
 }

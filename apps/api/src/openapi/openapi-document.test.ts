@@ -6,10 +6,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContractCheck, DOCUMENT_FORMATS, loadContract } from '../test-support/openapi-contract.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
+import { describeStatus, describeTimeout } from '../webhooks/safe-http.js';
 import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import { createOpenApiDocument } from './openapi-document.js';
 
 type Json = Record<string, unknown>;
+
+const JSON_TYPE = 'application/json';
 
 const upstreamSample: Json = JSON.parse(
   readFileSync(new URL('./fixtures/upstream-plant-store.json', import.meta.url), 'utf8'),
@@ -202,6 +205,24 @@ describe('the OpenAPI document', () => {
       const policy = { allowPrivateNetworks: false, resolve: async () => [] };
       expect(await checkWebhookUrl('https://127.0.0.1/', policy)).toBe(examples.private?.value.message);
       expect(await checkWebhookUrl('https://hooks.invalid/', policy)).toBe(examples.unresolvable?.value.message);
+    });
+
+    it('shows delivery attempts with the errors the dispatcher records, and resends as they work', () => {
+      const at = (...keys: string[]): unknown =>
+        keys.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], served.document);
+      const listed = at('paths', '/webhooks/{id}/deliveries', 'get', 'responses', '200', 'content', JSON_TYPE);
+      const deliveries = (listed as { examples: { page: { value: Array<{ attempts: Json[] }> } } }).examples.page.value;
+      const attempts = deliveries.flatMap((delivery) => delivery.attempts);
+      expect(attempts.length).toBeGreaterThan(1);
+      for (const { statusCode, error } of attempts) {
+        expect(error ?? null).toBe(
+          statusCode === undefined ? describeTimeout(10_000) : describeStatus(Number(statusCode)),
+        );
+      }
+      // A resend adds one attempt: a delivery that had used its schedule fails again if that one fails.
+      const resend = at('paths', '/webhooks/{id}/deliveries/{deliveryId}/resend', 'post', 'description');
+      expect(resend).toContain('a failed one gets that one attempt');
+      expect(resend).not.toContain('new series');
     });
   });
 

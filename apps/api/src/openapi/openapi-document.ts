@@ -11,7 +11,16 @@ import {
 import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE, REALM } from '../middleware/bearer-auth.js';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
 import { componentSchemas, listPlantsQuerySchemas, plantIdParameterSchema, plantListSchema } from './json-schemas.js';
-import { errorContent, errorExample, forbidden, JSON_TYPE, ref, validationMessage } from './openapi-parts.js';
+import {
+  errorContent,
+  errorExample,
+  forbidden,
+  JSON_TYPE,
+  pageParameters,
+  pageQueryRefused,
+  ref,
+  validationMessage,
+} from './openapi-parts.js';
 import { plantCreatedWebhook, webhookParameters, webhookPaths } from './webhook-paths.js';
 
 /** An OpenAPI 3.1 document: plain JSON data (ids in examples are bigints, written exactly). */
@@ -44,6 +53,12 @@ const EXAMPLE_PLANTS: StoredPlant[] = [
  */
 export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenApiDocumentOptions): OpenApiDocument {
   const query = listPlantsQuerySchemas();
+  const plantPage = pageParameters(query, {
+    noun: 'plants',
+    defaultLimit: PLANTS_PAGE_DEFAULT_LIMIT,
+    maxLimit: PLANTS_PAGE_MAX_LIMIT,
+    exampleAfter: EXAMPLE_PLANT.id,
+  });
   const bodyLimit = `${bodyLimitBytes} bytes`;
 
   const unauthorized = {
@@ -112,21 +127,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
               headers: { Link: ref('headers/Link') },
               content: { [JSON_TYPE]: { schema: plantListSchema(), examples: { page: { value: EXAMPLE_PLANTS } } } },
             },
-            '400': {
-              description: 'A query parameter is ill-formed or out of range, or given twice. `error` is 400.',
-              content: errorContent([ErrorCode.InvalidRequest], {
-                limit: errorExample(
-                  ErrorCode.InvalidRequest,
-                  validationMessage(ListPlantsQuerySchema, { limit: PLANTS_PAGE_MAX_LIMIT + 1 }),
-                  'limit out of range',
-                ),
-                after: errorExample(
-                  ErrorCode.InvalidRequest,
-                  validationMessage(ListPlantsQuerySchema, { after: 'abc' }),
-                  'after is not an int64',
-                ),
-              }),
-            },
+            '400': pageQueryRefused(ListPlantsQuerySchema, PLANTS_PAGE_MAX_LIMIT),
             '401': ref('responses/Unauthorized'),
             '403': forbidden('plants:read'),
             '500': ref('responses/InternalError'),
@@ -293,25 +294,14 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     components: {
       schemas: componentSchemas(),
       parameters: {
-        limit: {
-          name: 'limit',
-          in: 'query',
-          description: `The maximum number of results to return: 1 to ${PLANTS_PAGE_MAX_LIMIT}, default ${PLANTS_PAGE_DEFAULT_LIMIT}.`,
-          schema: query.limit,
-        },
+        limit: plantPage.limit,
         tag: {
           name: 'tag',
           in: 'query',
           description: 'Only plants whose tag is exactly this text.',
           schema: query.tag,
         },
-        after: {
-          name: 'after',
-          in: 'query',
-          description: 'Only plants whose id is greater than this one: pass the last id of the previous page.',
-          schema: query.after,
-          example: EXAMPLE_PLANT.id,
-        },
+        after: plantPage.after,
         id: {
           name: 'id',
           in: 'path',

@@ -39,3 +39,55 @@ export function forbidden(scope: string) {
     }),
   };
 }
+
+/**
+ * The 400 of a paged listing (`GET /plants`, `GET /webhooks/{id}/deliveries`): a query parameter
+ * ill-formed, out of range or repeated, shown with the messages `querySchema` really gives.
+ */
+export function pageQueryRefused(querySchema: v.GenericSchema, maxLimit: number) {
+  return {
+    description: 'A query parameter is ill-formed or out of range, or given twice. `error` is 400.',
+    content: errorContent([ErrorCode.InvalidRequest], {
+      limit: errorExample(
+        ErrorCode.InvalidRequest,
+        validationMessage(querySchema, { limit: maxLimit + 1 }),
+        'limit out of range',
+      ),
+      after: errorExample(
+        ErrorCode.InvalidRequest,
+        validationMessage(querySchema, { after: 'abc' }),
+        'after is not an int64',
+      ),
+    }),
+  };
+}
+
+export interface PageParameterOptions {
+  /** What is listed, plural: `plants`. */
+  readonly noun: string;
+  readonly defaultLimit: number;
+  readonly maxLimit: number;
+  readonly exampleAfter: bigint;
+}
+
+/** The `limit` and `after` query parameters of a paged listing, with their JSON Schemas. */
+export function pageParameters(
+  schemas: { readonly limit: unknown; readonly after: unknown },
+  { noun, defaultLimit, maxLimit, exampleAfter }: PageParameterOptions,
+) {
+  return {
+    limit: {
+      name: 'limit',
+      in: 'query',
+      description: `The maximum number of results to return: 1 to ${maxLimit}, default ${defaultLimit}.`,
+      schema: schemas.limit,
+    },
+    after: {
+      name: 'after',
+      in: 'query',
+      description: `Only ${noun} whose id is greater than this one: pass the last id of the previous page.`,
+      schema: schemas.after,
+      example: exampleAfter,
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { WebhookLimitError } from '@plant-store/db';
+import { WEBHOOK_LIMIT, WebhookLimitError } from '@plant-store/db';
 import {
   type CreatedWebhook,
   DELIVERIES_PAGE_DEFAULT_LIMIT,
@@ -11,6 +11,7 @@ import {
   type WebhookDelivery,
 } from '@plant-store/schema';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
+import { describeStatus, describeTimeout } from '../webhooks/safe-http.js';
 import {
   deliveryIdParameterSchema,
   listDeliveriesQuerySchemas,
@@ -18,13 +19,20 @@ import {
   webhookIdParameterSchema,
   webhookListSchema,
 } from './json-schemas.js';
-import { errorContent, errorExample, forbidden, JSON_TYPE, ref, validationMessage } from './openapi-parts.js';
+import {
+  errorContent,
+  errorExample,
+  forbidden,
+  JSON_TYPE,
+  pageParameters,
+  pageQueryRefused,
+  ref,
+  validationMessage,
+} from './openapi-parts.js';
 
 /** The webhook operations (`/webhooks...`) and the event they send (the document's `webhooks`). */
 
 const SCOPE = 'webhooks:manage';
-/** The cap on subscriptions that @plant-store/db enforces (its WEBHOOK_LIMIT). */
-const WEBHOOK_LIMIT = 100;
 
 const EXAMPLE_WEBHOOK: Webhook = {
   id: '6f1c2a8e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -51,8 +59,9 @@ const EXAMPLE_PENDING: WebhookDelivery = {
   nextAttemptAt: '2026-11-23T11:20:09.000Z',
   createdAt: '2026-11-23T10:50:01.250Z',
   attempts: [
-    { attemptedAt: '2026-11-23T10:50:01.262Z', statusCode: 503, latencyMs: 48, error: 'the receiver answered 503' },
-    { attemptedAt: '2026-11-23T10:50:06.301Z', latencyMs: 10_000, error: 'no answer within 10000 ms' },
+    // The errors the dispatcher really records for these outcomes.
+    { attemptedAt: '2026-11-23T10:50:01.262Z', statusCode: 503, latencyMs: 48, error: describeStatus(503) ?? '' },
+    { attemptedAt: '2026-11-23T10:50:06.301Z', latencyMs: 10_000, error: describeTimeout(10_000) },
   ],
 };
 const EXAMPLE_DELIVERED: WebhookDelivery = {
@@ -239,21 +248,7 @@ export function webhookPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: numb
               },
             },
           },
-          '400': {
-            description: 'A query parameter is ill-formed or out of range, or given twice. `error` is 400.',
-            content: errorContent([ErrorCode.InvalidRequest], {
-              limit: errorExample(
-                ErrorCode.InvalidRequest,
-                validationMessage(ListDeliveriesQuerySchema, { limit: DELIVERIES_PAGE_MAX_LIMIT + 1 }),
-                'limit out of range',
-              ),
-              after: errorExample(
-                ErrorCode.InvalidRequest,
-                validationMessage(ListDeliveriesQuerySchema, { after: 'abc' }),
-                'after is not an int64',
-              ),
-            }),
-          },
+          '400': pageQueryRefused(ListDeliveriesQuerySchema, DELIVERIES_PAGE_MAX_LIMIT),
           '404': webhookNotFound,
           ...COMMON_RESPONSES,
         },
@@ -266,8 +261,8 @@ export function webhookPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: numb
         tags: ['webhooks'],
         summary: 'Resend a delivery',
         description: [
-          'Queues the delivery to be attempted again now, whatever its status (a delivered one is sent once more; a failed one gets a new series of retries).',
-          'Attempts already made are kept. The body, if any, is ignored.',
+          'Queues the delivery to be attempted again now, whatever its status: a delivered one is sent once more; a failed one gets that one attempt (and is failed again if it fails too); a pending one goes on with its retry schedule.',
+          'Attempts already made are kept, and count towards the schedule. The body, if any, is ignored.',
           `Requires the \`${SCOPE}\` scope.`,
         ].join(' '),
         security: SECURITY,
@@ -308,7 +303,12 @@ export function webhookPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: numb
 
 /** `components.parameters` entries of the webhook operations. */
 export function webhookParameters() {
-  const query = listDeliveriesQuerySchemas();
+  const page = pageParameters(listDeliveriesQuerySchemas(), {
+    noun: 'deliveries',
+    defaultLimit: DELIVERIES_PAGE_DEFAULT_LIMIT,
+    maxLimit: DELIVERIES_PAGE_MAX_LIMIT,
+    exampleAfter: EXAMPLE_PENDING.id,
+  });
   return {
     webhookId: {
       name: 'id',
@@ -326,19 +326,8 @@ export function webhookParameters() {
       schema: deliveryIdParameterSchema(),
       example: EXAMPLE_PENDING.id,
     },
-    deliveriesLimit: {
-      name: 'limit',
-      in: 'query',
-      description: `The maximum number of results to return: 1 to ${DELIVERIES_PAGE_MAX_LIMIT}, default ${DELIVERIES_PAGE_DEFAULT_LIMIT}.`,
-      schema: query.limit,
-    },
-    deliveriesAfter: {
-      name: 'after',
-      in: 'query',
-      description: 'Only deliveries whose id is greater than this one: pass the last id of the previous page.',
-      schema: query.after,
-      example: EXAMPLE_PENDING.id,
-    },
+    deliveriesLimit: page.limit,
+    deliveriesAfter: page.after,
   };
 }
 

@@ -1,10 +1,10 @@
 import { createPlantStoreClient, type PlantStoreClient, PlantStoreError } from '@plant-store/client';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
-import { ErrorSchema, INT64_MAX, INT64_MIN, type StoredPlant } from '@plant-store/schema';
-import * as v from 'valibot';
+import { INT64_MAX, INT64_MIN, type StoredPlant } from '@plant-store/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkedFetch, failOnContractViolations } from '../test-support/checked-fetch.js';
-import { request, startTestService, type TestResponse, type TestService } from '../test-support/test-service.js';
+import { expectError } from '../test-support/expect-error.js';
+import { request, startTestService, type TestService } from '../test-support/test-service.js';
 
 failOnContractViolations();
 
@@ -20,14 +20,6 @@ function storePlants(): StoredPlant[] {
 }
 
 const byId = (a: StoredPlant, b: StoredPlant) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-function expectError(response: TestResponse, status: number, message?: string | RegExp) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-  const body = v.parse(ErrorSchema, response.body);
-  expect(body.error).toBe(status);
-  if (message !== undefined) expect(body.message).toMatch(message);
-}
 
 describe.each(testEngines())('GET and DELETE /plants on %s', (engine) => {
   let storage: TestStorage;

@@ -3,6 +3,7 @@ import type { Database } from '@plant-store/db';
 import { ErrorCode, ListPlantsQuerySchema, NewPlantSchema, PlantIdSchema } from '@plant-store/schema';
 import { ApiError } from '../http/api-error.js';
 import type { AppState } from '../http/app-state.js';
+import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
 import { parseInput } from '../http/validate.js';
@@ -25,7 +26,13 @@ export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }:
     });
     const { plants, hasMore } = await db.listPlants(query);
     const last = plants.at(-1);
-    if (hasMore && last) ctx.set('Link', nextPageLink(query.limit, query.tag, last.id));
+    if (hasMore && last) {
+      const { limit, tag } = query;
+      ctx.set(
+        'Link',
+        nextPageLink({ limit: String(limit), ...(tag === undefined ? {} : { tag }), after: String(last.id) }),
+      );
+    }
     respondJson(ctx, 200, plants);
   });
 
@@ -62,19 +69,4 @@ function parsePlantId(text: string | undefined): bigint {
 
 function plantNotFound(id: bigint): ApiError {
   return new ApiError(ErrorCode.NotFound, `no plant with id ${id}`);
-}
-
-/**
- * RFC 8288 `Link` to the next page, as a query-only reference (`<?limit=20&after=5>`): it
- * resolves against the request's own URL (RFC 3986 section 5), so it depends neither on the
- * Host header (which a client or proxy controls) nor on the path prefix a proxy may strip.
- */
-function nextPageLink(limit: number, tag: string | undefined, lastId: bigint): string {
-  const query = new URLSearchParams({
-    limit: String(limit),
-    ...(tag === undefined ? {} : { tag }),
-    after: String(lastId),
-  });
-  // URLSearchParams percent-encodes everything but [A-Za-z0-9*-._]: the target needs no escaping.
-  return `<?${query}>; rel="next"`;
 }

@@ -3,25 +3,17 @@ import type { AddressInfo } from 'node:net';
 import { createPlantStoreClient, type PlantStoreClient, PlantStoreError } from '@plant-store/client';
 import { type Database, openDatabase, WebhookLimitError } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
-import { type CreatedWebhook, ErrorSchema, isRfc3339DateTime, type WebhookDelivery } from '@plant-store/schema';
-import * as v from 'valibot';
+import { type CreatedWebhook, isRfc3339DateTime, type WebhookDelivery } from '@plant-store/schema';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { checkedFetch, failOnContractViolations } from '../test-support/checked-fetch.js';
-import { request, type TestResponse } from '../test-support/test-service.js';
+import { expectError } from '../test-support/expect-error.js';
+import { request } from '../test-support/test-service.js';
 
 failOnContractViolations();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-
-function expectError(response: TestResponse, status: number, message?: string | RegExp) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-  const body = v.parse(ErrorSchema, response.body);
-  expect(body.error).toBe(status);
-  if (message !== undefined) expect(body.message).toMatch(message);
-}
 
 // The real app on a real port over a real database, as server.ts wires it, but without the
 // webhook dispatcher: deliveries stay pending, where these tests read them. Receivers are public

@@ -11,6 +11,7 @@ import {
 import * as v from 'valibot';
 import { ApiError, invalidRequest } from '../http/api-error.js';
 import type { AppState } from '../http/app-state.js';
+import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
 import { parseInput } from '../http/validate.js';
@@ -65,7 +66,7 @@ export function addWebhookRoutes(
     const page = await db.listDeliveries(id, query);
     if (page === null) throw webhookNotFound(id);
     const last = page.deliveries.at(-1);
-    if (page.hasMore && last) ctx.set('Link', nextPageLink(query.limit, last.id));
+    if (page.hasMore && last) ctx.set('Link', nextPageLink({ limit: String(query.limit), after: String(last.id) }));
     respondJson(ctx, 200, page.deliveries.map(toWebhookDelivery));
   });
 
@@ -103,9 +104,4 @@ function readWebhookId(text: string | undefined): string {
 
 function webhookNotFound(id: string): ApiError {
   return new ApiError(ErrorCode.NotFound, `no webhook with id ${id}`);
-}
-
-/** RFC 8288 `Link` to the next page, as a query-only reference: see the same in plants.ts. */
-function nextPageLink(limit: number, lastId: bigint): string {
-  return `<?${new URLSearchParams({ limit: String(limit), after: String(lastId) })}>; rel="next"`;
 }

@@ -33,9 +33,15 @@ export interface WebhookDispatcherOptions {
   readonly retryScheduleMs: readonly number[];
   /** One attempt's deadline: connect, send, response headers and the capped body read. */
   readonly timeoutMs: number;
-  /** How often to look for due deliveries when nothing wakes the loop. */
+  /**
+   * How often to look for due deliveries when nothing wakes the loop (other replicas' events,
+   * retries coming due).
+   */
   readonly pollMs: number;
-  /** How long a claim is held; more than `timeoutMs`, so an attempt ends before its lease does. */
+  /**
+   * How long a claim is held, then another dispatcher may take the delivery over; more than
+   * `timeoutMs`, so an attempt ends before its lease does.
+   */
   readonly leaseMs: number;
   /** Deliveries in flight at once, in this process. */
   readonly concurrency: number;

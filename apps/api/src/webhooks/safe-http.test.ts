@@ -1,10 +1,10 @@
+import { getEventListeners } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSafeAgent, postWebhook } from './safe-http.js';
+import { createSafeAgent, type PostWebhookResult, postWebhook } from './safe-http.js';
 import type { ResolveHost } from './url-policy.js';
 
 /**
@@ -81,17 +81,6 @@ async function serve(
   return { port: (server.address() as AddressInfo).port, received, close };
 }
 
-function agent(options: {
-  allowPrivateNetworks: boolean;
-  timeoutMs?: number;
-  resolve?: ResolveHost;
-  ca?: string;
-}): Agent {
-  const created = createSafeAgent({ timeoutMs: 5_000, ...options });
-  cleanups.push(() => created.destroy());
-  return created;
-}
-
 function resolving(address: string): ResolveHost {
   return async () => [{ address }];
 }
@@ -99,16 +88,37 @@ function resolving(address: string): ResolveHost {
 const body = '{"id":9007199254740993,"name":"Monstera"}';
 const headers = { 'content-type': 'application/json', 'webhook-id': 'msg_1' };
 
+interface PostOptions {
+  /** The agent's: default true (the test receivers are on loopback). */
+  readonly allowPrivateNetworks?: boolean;
+  readonly resolve?: ResolveHost;
+  readonly ca?: string;
+  /** The attempt's deadline: default 5 s. */
+  readonly timeoutMs?: number;
+  readonly maxResponseBytes?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** POSTs the test body and headers to `url`, through an agent of its own (closed after the test). */
+function post(url: string, options: PostOptions = {}): Promise<PostWebhookResult> {
+  const { allowPrivateNetworks = true, resolve, ca, timeoutMs = 5_000, ...attempt } = options;
+  const agent = createSafeAgent({
+    allowPrivateNetworks,
+    timeoutMs: 5_000,
+    ...(resolve === undefined ? {} : { resolve }),
+    ...(ca === undefined ? {} : { ca }),
+  });
+  cleanups.push(() => agent.destroy());
+  return postWebhook(agent, url, body, headers, { timeoutMs, ...attempt });
+}
+
+/** `http://127.0.0.1:<port><path>`: a test receiver. */
+const local = (port: number, path = '/') => `http://127.0.0.1:${port}${path}`;
+
 describe('postWebhook', () => {
   it('POSTs the body exactly as given, with the headers, and reports a 2xx as success', async () => {
     const receiver = await serve((response) => response.writeHead(204).end());
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/hook?x=1`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const result = await post(local(receiver.port, '/hook?x=1'));
     expect(result).toMatchObject({ statusCode: 204, error: null });
     expect(result.latencyMs).toBeGreaterThanOrEqual(0);
     expect(receiver.received).toHaveLength(1);
@@ -118,28 +128,40 @@ describe('postWebhook', () => {
 
   it('reports any other status as a failure, with the status', async () => {
     const receiver = await serve((response) => response.writeHead(503).end('busy'));
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
-    expect(result).toMatchObject({ statusCode: 503, error: 'HTTP 503' });
+    expect(await post(local(receiver.port))).toMatchObject({ statusCode: 503, error: 'HTTP 503' });
+  });
+
+  it('records a status HTTP does not define as no status, so the delivery log keeps to its contract', async () => {
+    // A receiver that writes its own status line: undici passes on any three digits from 100 up.
+    const answering = async (statusLine: string) => {
+      const server = createTcpServer((socket) =>
+        socket.once('data', () => socket.end(`HTTP/1.1 ${statusLine}\r\ncontent-length: 0\r\n\r\n`)),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+      return (server.address() as AddressInfo).port;
+    };
+    expect(await post(local(await answering('999 Weird')))).toMatchObject({
+      statusCode: null,
+      error: 'invalid HTTP status 999',
+    });
+    expect(await post(local(await answering('600 Weird')))).toMatchObject({
+      statusCode: null,
+      error: 'invalid HTTP status 600',
+    });
+    expect(await post(local(await answering('099 Weird')))).toMatchObject({
+      statusCode: null,
+      error: 'invalid HTTP response',
+    });
+    expect(await post(local(await answering('599 Edge')))).toMatchObject({ statusCode: 599, error: 'HTTP 599' });
   });
 
   it('does not follow a redirect: the 3xx is the answer, and its target sees nothing', async () => {
     const target = await serve((response) => response.writeHead(200).end());
     const receiver = await serve((response) =>
-      response.writeHead(307, { location: `http://127.0.0.1:${target.port}/elsewhere` }).end(),
+      response.writeHead(307, { location: local(target.port, '/elsewhere') }).end(),
     );
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const result = await post(local(receiver.port));
     expect(result).toMatchObject({ statusCode: 307, error: 'HTTP 307 (redirects are not followed)' });
     expect(receiver.received).toHaveLength(1);
     expect(target.received).toHaveLength(0);
@@ -164,13 +186,7 @@ describe('postWebhook', () => {
       pump();
     });
     const started = performance.now();
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000, maxResponseBytes: 4096 },
-    );
+    const result = await post(local(receiver.port), { maxResponseBytes: 4096 });
     expect(result).toMatchObject({ statusCode: 200, error: null });
     // Reading it all would take until the 5 s deadline (1 GiB); the connection is dropped instead.
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -182,13 +198,7 @@ describe('postWebhook', () => {
   it('times out a receiver that never answers, within the deadline and a small margin', async () => {
     const receiver = await serve(() => {});
     const started = performance.now();
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 300 },
-    );
+    const result = await post(local(receiver.port), { timeoutMs: 300 });
     const elapsed = performance.now() - started;
     expect(result).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
     expect(elapsed).toBeGreaterThanOrEqual(290);
@@ -198,14 +208,7 @@ describe('postWebhook', () => {
 
   it('says timed out in seconds for a whole number of them', async () => {
     const receiver = await serve(() => {});
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 1_000 },
-    );
-    expect(result.error).toBe('timed out after 1 s');
+    expect((await post(local(receiver.port), { timeoutMs: 1_000 })).error).toBe('timed out after 1 s');
   });
 
   it('keeps the status when the body trickles past the deadline, and returns at the deadline', async () => {
@@ -215,13 +218,7 @@ describe('postWebhook', () => {
       response.on('close', () => clearInterval(timer));
     });
     const started = performance.now();
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 400 },
-    );
+    const result = await post(local(receiver.port), { timeoutMs: 400 });
     expect(result).toMatchObject({ statusCode: 200, error: null });
     expect(performance.now() - started).toBeLessThan(1_200);
   });
@@ -229,29 +226,37 @@ describe('postWebhook', () => {
   it('reports a refused connection', async () => {
     const closed = await serve(() => {});
     await closed.close();
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${closed.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
-    expect(result).toMatchObject({ statusCode: null, error: 'connection refused' });
+    expect(await post(local(closed.port))).toMatchObject({ statusCode: null, error: 'connection refused' });
   });
 
   it('stops at once when its signal aborts', async () => {
     const receiver = await serve(() => {});
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true }),
-      `http://127.0.0.1:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000, signal: controller.signal },
-    );
+    const result = await post(local(receiver.port), { signal: controller.signal });
     expect(result).toMatchObject({ statusCode: null, error: 'aborted' });
     expect(result.latencyMs).toBeLessThan(1_000);
+  });
+
+  it("leaves nothing behind on the caller's signal once an attempt is over", async () => {
+    // The dispatcher passes one shutdown signal to every attempt for the life of the process:
+    // whatever an attempt hangs on it must go when the attempt does, or memory grows with every
+    // delivery. (Node 20's AbortSignal.any keeps one entry per derived signal on it, for ever.)
+    const receiver = await serve((response) => response.writeHead(204).end());
+    const shutdown = new AbortController();
+    for (let index = 0; index < 20; index++) {
+      expect(await post(local(receiver.port), { signal: shutdown.signal })).toMatchObject({ statusCode: 204 });
+    }
+    const failed = await serve(() => {});
+    expect(await post(local(failed.port), { signal: shutdown.signal, timeoutMs: 50 })).toMatchObject({
+      error: 'timed out after 50 ms',
+    });
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    const dependants = Object.getOwnPropertySymbols(shutdown.signal).find(
+      (symbol) => symbol.description === 'kDependantSignals',
+    );
+    const held = dependants && (shutdown.signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants];
+    expect(held?.size ?? 0).toBe(0);
   });
 });
 
@@ -259,14 +264,10 @@ describe('createSafeAgent', () => {
   it('refuses to connect to a loopback address unless private networks are allowed', async () => {
     const receiver = await serve((response) => response.writeHead(200).end());
     for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]']) {
-      const result = await postWebhook(
-        agent({ allowPrivateNetworks: false }),
-        `http://${host}:${receiver.port}/`,
-        body,
-        headers,
-        { timeoutMs: 5_000 },
-      );
-      expect(result).toMatchObject({ statusCode: null, error: 'address not allowed (loopback 127.0.0.1)' });
+      expect(await post(`http://${host}:${receiver.port}/`, { allowPrivateNetworks: false })).toMatchObject({
+        statusCode: null,
+        error: 'address not allowed (loopback 127.0.0.1)',
+      });
     }
     expect(receiver.received).toHaveLength(0);
   });
@@ -274,30 +275,16 @@ describe('createSafeAgent', () => {
   it('checks the address at connect time: a name that now resolves to loopback is refused (DNS rebinding)', async () => {
     const receiver = await serve((response) => response.writeHead(200).end());
     const url = `http://rebind.example:${receiver.port}/hook`;
-    const refused = await postWebhook(
-      agent({ allowPrivateNetworks: false, resolve: resolving('127.0.0.1') }),
-      url,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const refused = await post(url, { allowPrivateNetworks: false, resolve: resolving('127.0.0.1') });
     expect(refused).toMatchObject({ statusCode: null, error: 'address not allowed (loopback 127.0.0.1)' });
     // One bad address among good ones is enough to refuse.
     const mixed: ResolveHost = async () => [{ address: '93.184.215.14' }, { address: '10.0.0.7' }];
-    const refusedToo = await postWebhook(agent({ allowPrivateNetworks: false, resolve: mixed }), url, body, headers, {
-      timeoutMs: 5_000,
-    });
+    const refusedToo = await post(url, { allowPrivateNetworks: false, resolve: mixed });
     expect(refusedToo).toMatchObject({ statusCode: null, error: 'address not allowed (private 10.0.0.7)' });
     expect(receiver.received).toHaveLength(0);
 
     // Allowed, it dials the resolved address and keeps the name in the Host header.
-    const allowed = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1') }),
-      url,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const allowed = await post(url, { resolve: resolving('127.0.0.1') });
     expect(allowed).toMatchObject({ statusCode: 200, error: null });
     expect(receiver.received[0]?.headers.host).toBe(`rebind.example:${receiver.port}`);
   });
@@ -306,22 +293,14 @@ describe('createSafeAgent', () => {
     const notFound: ResolveHost = async (host) => {
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     };
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: notFound }),
-      'http://nowhere.example/',
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
-    expect(result).toMatchObject({ statusCode: null, error: 'DNS lookup failed (ENOTFOUND)' });
-    const nothing = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: async () => [] }),
-      'http://nowhere.example/',
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
-    expect(nothing).toMatchObject({ statusCode: null, error: 'DNS lookup failed (ENODATA)' });
+    expect(await post('http://nowhere.example/', { resolve: notFound })).toMatchObject({
+      statusCode: null,
+      error: 'DNS lookup failed (ENOTFOUND)',
+    });
+    expect(await post('http://nowhere.example/', { resolve: async () => [] })).toMatchObject({
+      statusCode: null,
+      error: 'DNS lookup failed (ENODATA)',
+    });
   });
 
   it('speaks TLS to the checked address with the host name as SNI, so the certificate verifies', async () => {
@@ -329,13 +308,10 @@ describe('createSafeAgent', () => {
       key: RECEIVER_KEY,
       cert: RECEIVER_CERT,
     });
-    const result = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1'), ca: RECEIVER_CERT }),
-      `https://receiver.example:${receiver.port}/hook`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const result = await post(`https://receiver.example:${receiver.port}/hook`, {
+      resolve: resolving('127.0.0.1'),
+      ca: RECEIVER_CERT,
+    });
     expect(result).toMatchObject({ statusCode: 200, error: null });
     expect(receiver.received[0]).toMatchObject({ servername: 'receiver.example', body });
     expect(receiver.received[0]?.headers.host).toBe(`receiver.example:${receiver.port}`);
@@ -346,22 +322,13 @@ describe('createSafeAgent', () => {
       key: RECEIVER_KEY,
       cert: RECEIVER_CERT,
     });
-    const wrongName = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1'), ca: RECEIVER_CERT }),
-      `https://other.example:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const wrongName = await post(`https://other.example:${receiver.port}/`, {
+      resolve: resolving('127.0.0.1'),
+      ca: RECEIVER_CERT,
+    });
     expect(wrongName.statusCode).toBeNull();
     expect(wrongName.error).toMatch(/^TLS error: .*other\.example/);
-    const untrusted = await postWebhook(
-      agent({ allowPrivateNetworks: true, resolve: resolving('127.0.0.1') }),
-      `https://receiver.example:${receiver.port}/`,
-      body,
-      headers,
-      { timeoutMs: 5_000 },
-    );
+    const untrusted = await post(`https://receiver.example:${receiver.port}/`, { resolve: resolving('127.0.0.1') });
     expect(untrusted.error).toMatch(/^TLS error: /);
     expect(receiver.received).toHaveLength(0);
   });

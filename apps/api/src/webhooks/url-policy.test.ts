@@ -51,6 +51,10 @@ describe('checkWebhookUrl', () => {
     ['http://255.255.255.255/', '(broadcast)'],
     ['http://192.0.2.1/', '(reserved)'],
     ['http://[2002:7f00:1::]/', '(6to4)'],
+    // IPv4-compatible (deprecated), in both spellings: the URL parser writes the dotted one in hex.
+    ['http://[::127.0.0.1]/', 'url host ::7f00:1 is not a public address (ipv4Compatible)'],
+    ['http://[::7f00:1]/', '(ipv4Compatible)'],
+    ['http://[::808:808]/', '(ipv4Compatible)'],
     // The URL parser reads 0x7f.1 as 127.0.0.1 (as browsers and curl do).
     ['http://0x7f.1/', 'url host 127.0.0.1 is not a public address (loopback)'],
     ['http://2130706433/', 'url host 127.0.0.1 is not a public address (loopback)'],
@@ -106,6 +110,12 @@ describe('checkWebhookUrl', () => {
     const longest = `http://93.184.215.14/${'a'.repeat(2048 - 'http://93.184.215.14/'.length)}`;
     expect(longest).toHaveLength(2048);
     expect(await checkWebhookUrl(longest, publicOnly)).toBeNull();
+    // Characters are code points, as the schema and the OpenAPI maxLength count them: 2048 of them
+    // pass even when astral ones make the string longer in UTF-16 units.
+    const astral = `http://93.184.215.14/${'\u{1F331}'.repeat(2048 - 'http://93.184.215.14/'.length)}`;
+    expect(astral.length).toBeGreaterThan(2048);
+    expect(await checkWebhookUrl(astral, publicOnly)).toBeNull();
+    expect(await checkWebhookUrl(`${astral}a`, publicOnly)).toBe('url must be at most 2048 characters');
   });
 
   it('does not ask the resolver about literal addresses', async () => {

@@ -43,8 +43,25 @@ export function checkAddress(ip: string, allowPrivateNetworks: boolean): Address
   if (!ipaddr.isValid(ip)) return { allowed: false, range: 'invalid', address: ip };
   // process() turns ::ffff:127.0.0.1 into 127.0.0.1, whose range is then loopback, not ipv4Mapped.
   const parsed = ipaddr.process(ip);
-  const range = parsed.range();
+  const named = parsed.range();
+  const range = named === 'unicast' && isIpv4Compatible(parsed) ? 'ipv4Compatible' : named;
   return { allowed: allowPrivateNetworks || range === 'unicast', range, address: parsed.toString() };
+}
+
+/**
+ * The deprecated IPv4-compatible form `::a.b.c.d` (RFC 4291 2.5.5.1), which no public host
+ * uses (`::` and `::1` are in it too, but ipaddr.js names them). ipaddr.js calls the rest unicast
+ * when written in hex (`::7f00:1`, as the URL parser writes `[::127.0.0.1]`), yet loopback when
+ * written `::127.0.0.1`: refused in every spelling.
+ */
+function isIpv4Compatible(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  return (
+    address.kind() === 'ipv6' &&
+    address
+      .toByteArray()
+      .slice(0, 12)
+      .every((byte) => byte === 0)
+  );
 }
 
 /** Whether the service may connect to this address. */
@@ -63,7 +80,8 @@ export function bareHostname(url: URL): string {
  * URL is stored and shown back exactly as given.
  */
 export async function checkWebhookUrl(url: string, policy: UrlPolicy): Promise<string | null> {
-  if (url.length > MAX_WEBHOOK_URL_LENGTH) return `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  // Characters are code points, as the schema and the OpenAPI document's maxLength count them.
+  if (codePointCount(url) > MAX_WEBHOOK_URL_LENGTH) return `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   // The URL parser would quietly drop these; the stored URL would then differ from the one used.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
   if (/[\s\u0000-\u001f\u007f]/.test(url)) return 'url must not contain spaces or control characters';
@@ -97,6 +115,12 @@ export async function checkWebhookUrl(url: string, policy: UrlPolicy): Promise<s
     }
   }
   return null;
+}
+
+function codePointCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 /** The addresses, or null when the name does not resolve (or not in time). */

@@ -1,0 +1,31 @@
+import type { CallOptions, ClientContext } from './client-context.js';
+import type { PlantStoreError } from './plant-store-error.js';
+import { sendRequest } from './send-request.js';
+
+/**
+ * `DELETE url`, answered 204, as every delete of this API is sent (`deletePlant`, `deleteWebhook`).
+ *
+ * Retried only when the service itself answered its Error body with `error` 503 or 429. Any
+ * other failure is thrown at once: after a lost answer, a timeout or a gateway's 502/503/504
+ * (which may have forwarded the request) the delete may have happened.
+ *
+ * The service may also answer 503 when its database connection was lost after the delete
+ * committed. So when a retry (attempt 2 or later) is answered 404 by the service, the call
+ * resolves: the thing is gone, which is what was asked. (It then cannot tell whether this call
+ * deleted it, or whether it was already gone before.)
+ */
+export async function sendDelete(context: ClientContext, url: URL, options: CallOptions): Promise<void> {
+  await sendRequest(context.transport, {
+    method: 'DELETE',
+    url,
+    successStatus: 204,
+    retryMode: 'unprocessed-only',
+    doneByEarlierAttempt: isNotFound,
+    signal: options.signal,
+  });
+}
+
+/** The service's own 404 Error: nothing there (a gateway's 404 page is not the service speaking). */
+function isNotFound(error: PlantStoreError): boolean {
+  return error.kind === 'error-response' && error.status === 404 && error.error === 404;
+}
