@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContractCheck, DOCUMENT_FORMATS, loadContract } from '../test-support/openapi-contract.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
-import { describeStatus, describeTimeout } from '../webhooks/safe-http.js';
+import { describeStatus, describeTimeout } from '../webhooks/attempt-messages.js';
 import { checkWebhookUrl } from '../webhooks/url-policy.js';
 import { createOpenApiDocument } from './openapi-document.js';
 

@@ -11,7 +11,7 @@ import {
   type WebhookDelivery,
 } from '@plant-store/schema';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
-import { describeStatus, describeTimeout } from '../webhooks/safe-http.js';
+import { describeStatus, describeTimeout } from '../webhooks/attempt-messages.js';
 import {
   deliveryIdParameterSchema,
   listDeliveriesQuerySchemas,

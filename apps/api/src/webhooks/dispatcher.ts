@@ -1,8 +1,9 @@
 import type { AttemptOutcome, ClaimedDelivery, Database } from '@plant-store/db';
+import type { Agent } from 'undici';
 import { createLogger, type Logger } from '../logger.js';
 import { nextAttemptDelay } from './retry-schedule.js';
-import { createSafeAgent, type PostWebhookResult, postWebhook } from './safe-http.js';
-import { signWebhook } from './sign.js';
+import type { postWebhook as PostWebhook, PostWebhookResult } from './safe-http.js';
+import type { signWebhook as SignWebhook } from './sign.js';
 import type { ResolveHost } from './url-policy.js';
 
 /**
@@ -74,6 +75,23 @@ export interface WebhookDispatcher {
   close(): Promise<void>;
 }
 
+/** What sends an attempt: the HTTP client's agent and functions, and the signer. */
+interface Sender {
+  readonly agent: Agent;
+  readonly postWebhook: typeof PostWebhook;
+  readonly signWebhook: typeof SignWebhook;
+}
+
+async function loadSenderModules(
+  allowPrivateNetworks: boolean,
+  timeoutMs: number,
+  resolve: ResolveHost | undefined,
+): Promise<Sender> {
+  const [http, sign] = await Promise.all([import('./safe-http.js'), import('./sign.js')]);
+  const agent = http.createSafeAgent({ allowPrivateNetworks, timeoutMs, ...(resolve ? { resolve } : {}) });
+  return { agent, postWebhook: http.postWebhook, signWebhook: sign.signWebhook };
+}
+
 /** Repeated warnings (database down) at most this often. */
 const WARN_INTERVAL_MS = 60_000;
 
@@ -84,11 +102,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   const observeAttempt = options.observeAttempt ?? (() => {});
-  const agent = createSafeAgent({
-    allowPrivateNetworks: options.allowPrivateNetworks,
-    timeoutMs,
-    ...(options.resolve ? { resolve: options.resolve } : {}),
-  });
+  // The HTTP client and the signing library are loaded with the first delivery: a service with
+  // no subscription never pays for them (undici alone is about 20 MB of memory).
+  let sender: Promise<Sender> | undefined;
+  const loadSender = () => {
+    sender ??= loadSenderModules(options.allowPrivateNetworks, timeoutMs, options.resolve);
+    return sender;
+  };
   const shutdown = new AbortController();
   const wakeup = createWakeup();
   const inFlight = new Set<Promise<void>>();
@@ -188,6 +208,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   }
 
   async function attempt(claimed: ClaimedDelivery, at: Date): Promise<PostWebhookResult> {
+    const { agent, postWebhook, signWebhook } = await loadSender();
     let headers: Record<string, string>;
     try {
       headers = signWebhook(claimed.secret, claimed.eventId, claimed.payload, at);
@@ -225,7 +246,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     // Aborted attempts end at once and release their claims; the loop, if still in a claim, ends
     // when the claim does (and releases what it got).
     await settledWithin([...(loop ? [loop] : []), ...inFlight], Math.max(drainMs, 1000));
-    await agent.destroy().catch(() => {});
+    if (sender) await (await sender).agent.destroy().catch(() => {});
   }
 
   return {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
+import { describeStatus, describeTimeout } from './attempt-messages.js';
 import { bareHostname, checkAddress, type ResolveHost, resolveWithSystem } from './url-policy.js';
 
 /**
@@ -198,13 +199,6 @@ async function drainAtMost(body: Dispatcher.ResponseData['body'], limit: number)
   }
 }
 
-/** What an attempt answered with `statusCode` records as its error: null for a 2xx. */
-export function describeStatus(statusCode: number): string | null {
-  if (statusCode >= 200 && statusCode < 300) return null;
-  if (statusCode >= 300 && statusCode < 400) return `HTTP ${statusCode} (redirects are not followed)`;
-  return `HTTP ${statusCode}`;
-}
-
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const DNS_FAILURES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA']);
 const NETWORK_FAILURES: Readonly<Record<string, string>> = {
@@ -242,15 +236,6 @@ function isTlsError(error: Error, code: string | undefined): boolean {
   if (code !== undefined && /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$)/.test(code))
     return true;
   return /certificate|\bTLS\b|\bSSL\b/i.test(error.message);
-}
-
-/** What an attempt that got no answer within its deadline records as its error. */
-export function describeTimeout(timeoutMs: number): string {
-  return `timed out after ${formatDuration(timeoutMs)}`;
-}
-
-function formatDuration(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 function truncate(text: string, max = 200): string {
