@@ -6,9 +6,10 @@ import type { AppState } from '../http/app-state.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
-import { parseInput } from '../http/validate.js';
+import { checkInput, parseInput } from '../http/validate.js';
 import { bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
+import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 
 export interface PlantRoutesOptions {
@@ -42,8 +43,10 @@ export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }:
     bearerAuth(db.authenticateToken, 'plants:write'),
     jsonBody({ limitBytes: bodyLimitBytes }),
     async (ctx) => {
-      const newPlant = parseInput(NewPlantSchema, ctx.state.jsonBody);
-      const { plant } = await db.createPlant(newPlant);
+      const checked = checkInput(NewPlantSchema, ctx.state.jsonBody);
+      // Answered here rather than thrown: the invalid body is the commonest client error.
+      if ('error' in checked) return respondError(ctx, checked.error);
+      const { plant } = await db.createPlant(checked.output);
       respondJson(ctx, 200, plant);
     },
   );
