@@ -1,7 +1,7 @@
 import type { NewPlant } from '@plant-store/schema';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PlantConflictError } from '../errors.js';
+import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
@@ -238,3 +238,20 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     });
   },
 );
+
+describe('the webhook outbox under subscriptions that keep vanishing', () => {
+  it('runs the statement again on a foreign-key violation, then gives up with DatabaseUnavailableError (503)', async () => {
+    // A unit fake: every run of the statement meets a subscription deleted under it.
+    let runs = 0;
+    const vanishing: SqlRunner = {
+      query: () => {
+        runs++;
+        return Promise.reject(Object.assign(new Error('insert violates foreign key constraint'), { code: '23503' }));
+      },
+    };
+    await expect(insertPlants(vanishing, [{ id: 1n, name: 'Unlucky' }])).rejects.toBeInstanceOf(
+      DatabaseUnavailableError,
+    );
+    expect(runs).toBe(3);
+  });
+});

@@ -1,4 +1,5 @@
 import { type NewPlant, stringifyJson } from '@plant-store/schema';
+import { DatabaseUnavailableError } from '../errors.js';
 
 /**
  * The driver under Prisma (a pg Pool, or the PGlite instance): both answer `query(text, values)`
@@ -88,7 +89,10 @@ export async function insertPlants(sql: SqlRunner, plants: readonly NewPlant[]):
       // A subscription deleted after this statement's snapshot was taken, before its foreign key
       // check: the statement wrote nothing. Run again, on a snapshot without it. (Plants have no
       // foreign key: this can only be the outbox.)
-      if (!isForeignKeyViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
+      if (!isForeignKeyViolation(error)) throw error;
+      // Subscriptions deleted under it again and again: transient, and the client's retry
+      // (503, Retry-After) will find them gone. Never a 500 for what another caller did.
+      if (attempt >= MAX_ATTEMPTS) throw new DatabaseUnavailableError({ cause: error });
     }
   }
 }
