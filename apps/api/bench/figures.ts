@@ -20,3 +20,29 @@ export function formatMegabytes(bytes: number): string {
 export function formatCpu(cpu: CpuShare): string {
   return [cpu.server, cpu.loadGenerator, cpu.machine].map((value) => (value === null ? '-' : String(value))).join('/');
 }
+
+/** A table column: its title and which side its cells line up on. */
+export type Column = readonly [title: string, align: 'left' | 'right'];
+
+/**
+ * Left- or right-aligned columns two spaces apart, a dashed line under the titles; a blank line
+ * before each row `breakBefore` names (to keep groups of rows apart).
+ */
+export function formatColumns(
+  columns: readonly Column[],
+  rows: readonly (readonly string[])[],
+  breakBefore: (index: number) => boolean = () => false,
+): string {
+  const widths = columns.map(([title], index) => Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, index) => {
+        const width = widths[index] ?? 0;
+        return columns[index]?.[1] === 'left' ? cell.padEnd(width) : cell.padStart(width);
+      })
+      .join('  ')
+      .trimEnd();
+  const separator = widths.map((width) => '-'.repeat(width)).join('  ');
+  const body = rows.flatMap((row, index) => (breakBefore(index) ? ['', line(row)] : [line(row)]));
+  return [line(columns.map(([title]) => title)), separator, ...body].join('\n');
+}

@@ -1,6 +1,6 @@
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import type { BudgetLine } from './budget.js';
-import { formatCpu, formatMegabytes, formatMs, formatRate } from './figures.js';
+import { type Column, formatColumns, formatCpu, formatMegabytes, formatMs, formatRate } from './figures.js';
 import type { BenchOptions } from './options.js';
 import { type Failure, type RowCheck, ratiosOf, scenarioLabel } from './results-model.js';
 import type { EngineSummary, PointOverRounds } from './rounds.js';
@@ -28,8 +28,6 @@ export function describeMachine(gitCommit: string | null): MachineInfo {
     loadAverageAtStart: round(loadavg()[0] ?? 0, 2) ?? 0,
   };
 }
-
-type Column = readonly [title: string, align: 'left' | 'right'];
 
 /** Shown only when a point had several rounds: with one, it would repeat req/s. */
 const SPREAD_TITLE = 'rounds min-max';
@@ -78,24 +76,11 @@ export function formatTable(points: readonly PointOverRounds[]): string {
       ratios.toDatabaseCeiling === null ? '' : `${ratios.toDatabaseCeiling.toFixed(2)}x`,
     ].filter(shown);
   });
-  const widths = columns.map(([title], index) => Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, index) => {
-        const width = widths[index] ?? 0;
-        return columns[index]?.[1] === 'left' ? cell.padEnd(width) : cell.padStart(width);
-      })
-      .join('  ')
-      .trimEnd();
-  const separator = widths.map((width) => '-'.repeat(width)).join('  ');
-  const body: string[] = [];
-  rows.forEach((row, index) => {
-    // A blank line between groups (scenario, engine) keeps them readable.
+  // A blank line between groups (scenario, engine) keeps them readable.
+  return formatColumns(columns, rows, (index) => {
     const [current, previous] = [points[index], points[index - 1]];
-    if (previous && (current?.scenario !== previous.scenario || current?.engine !== previous.engine)) body.push('');
-    body.push(line(row));
+    return previous !== undefined && (current?.scenario !== previous.scenario || current?.engine !== previous.engine);
   });
-  return [line(columns.map(([title]) => title)), separator, ...body].join('\n');
 }
 
 /** `20,512-33,010`: the rounds' lowest and highest rate. */

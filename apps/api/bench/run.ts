@@ -7,7 +7,6 @@
  * Prints a table and the budget's PASS/FAIL lines, and writes the same as JSON
  * (bench/results/latest.json).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { benchPlant, createIdSequence, invalidPlantJson, plantJson } from './ben
 import { evaluateBudget } from './budget.js';
 import { type InsertCeiling, startHttpCeiling, startInsertCeiling } from './ceiling-process.js';
 import { startCpuWindow } from './cpu-usage.js';
+import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { formatCpu, formatMs, formatRate } from './figures.js';
 import { type HttpLoad, measureHttp } from './http-load.js';
 import type { Measurement } from './measurement.js';
@@ -26,33 +26,6 @@ import { type EngineRun, type Failure, type Point, type Scenario, scenarioLabel 
 import { mergeRounds, summarizeEngines } from './rounds.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
 import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
-
-/** Undo steps (stop processes, drop the database, delete folders), run in reverse, also on Ctrl-C. */
-class Cleanups {
-  private readonly steps: Array<{ readonly name: string; readonly run: () => Promise<void> }> = [];
-
-  /** Registers `run`; the returned function runs it now (once) and unregisters it. */
-  add(name: string, run: () => Promise<void>): () => Promise<void> {
-    const step = { name, run };
-    this.steps.push(step);
-    return async () => {
-      const index = this.steps.indexOf(step);
-      if (index === -1) return;
-      this.steps.splice(index, 1);
-      await run();
-    };
-  }
-
-  async runAll(): Promise<void> {
-    for (const step of this.steps.splice(0).reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        process.stderr.write(`cleanup "${step.name}" failed: ${String(error)}\n`);
-      }
-    }
-  }
-}
 
 const cleanups = new Cleanups();
 const progress = (text: string) => process.stderr.write(`${text}\n`);
@@ -367,32 +340,4 @@ async function servicePeak(service: ServiceProcess): Promise<number | null> {
   return (await readProcessMemory(service.pid))?.peakRssBytes ?? null;
 }
 
-/** The commit measured, `+dirty` when tracked files had uncommitted changes (they were built too). */
-function gitCommit(cwd: string): string | null {
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  try {
-    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-    return `${git('rev-parse', 'HEAD')}${dirty ? '+dirty' : ''}`;
-  } catch {
-    return null;
-  }
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`\n${signal}: cleaning up`);
-    void cleanups.runAll().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (error: unknown) => {
-    await cleanups.runAll();
-    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runBench('bench', main, cleanups);

@@ -1,9 +1,7 @@
-import { formatCpu, formatMs, formatRate } from './figures.js';
+import { type Column, formatColumns, formatCpu, formatMs, formatRate } from './figures.js';
 import type { MachineInfo } from './report.js';
 import type { Failure } from './results-model.js';
 import type { BacklogResult, BacklogSettings, LatencyResult, LatencySettings } from './webhooks-measure.js';
-
-type Column = readonly [title: string, align: 'left' | 'right'];
 
 export function formatLatencyTable(results: readonly LatencyResult[], settings: LatencySettings): string {
   const title =
@@ -71,21 +69,6 @@ export function formatBacklogTable(results: readonly BacklogResult[], settings: 
     formatCpu(result.cpu),
   ]);
   return `${title}\n${formatColumns(columns, rows)}`;
-}
-
-/** Left- or right-aligned columns two spaces apart, a dashed line under the titles. */
-function formatColumns(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
-  const widths = columns.map(([title], index) => Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, index) => {
-        const width = widths[index] ?? 0;
-        return columns[index]?.[1] === 'left' ? cell.padEnd(width) : cell.padStart(width);
-      })
-      .join('  ')
-      .trimEnd();
-  const separator = widths.map((width) => '-'.repeat(width)).join('  ');
-  return [line(columns.map(([title]) => title)), separator, ...rows.map(line)].join('\n');
 }
 
 export interface WebhooksJsonReport {

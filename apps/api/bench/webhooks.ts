@@ -9,7 +9,6 @@
  *    arrived (and how many twice).
  * Prints two tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createIdSequence } from './bench-plants.js';
+import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { type BenchOptions, type Engine, loadBenchOptions } from './options.js';
 import { describeMachine } from './report.js';
 import type { Failure } from './results-model.js';
@@ -58,30 +58,7 @@ interface WebhooksBenchOptions {
   readonly outputFile: string;
 }
 
-/** Undo steps (stop the service, drop the database, delete folders), run in reverse, also on Ctrl-C. */
-const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> }> = [];
-
-async function runCleanups(): Promise<void> {
-  for (const step of cleanups.splice(0).reverse()) {
-    try {
-      await step.run();
-    } catch (error) {
-      progress(`cleanup "${step.name}" failed: ${String(error)}`);
-    }
-  }
-}
-
-/** Registers `run`; the returned function runs it now (once) and unregisters it. */
-function addCleanup(name: string, run: () => Promise<void>): () => Promise<void> {
-  const step = { name, run };
-  cleanups.push(step);
-  return async () => {
-    const index = cleanups.indexOf(step);
-    if (index === -1) return;
-    cleanups.splice(index, 1);
-    await run();
-  };
-}
+const cleanups = new Cleanups();
 
 const progress = (text: string) => process.stderr.write(`${text}\n`);
 
@@ -156,7 +133,7 @@ async function main(): Promise<number> {
       );
     }
   } finally {
-    await runCleanups();
+    await cleanups.runAll();
   }
 
   for (const result of [...latency, ...backlog]) {
@@ -222,7 +199,7 @@ async function benchEngine(
     const token = await issueWebhookToken(options.base.apiRoot, env);
     progress(`${engine}: starting the service`);
     const service = await startService(options.base.apiRoot, env, join(logDir, `webhooks-service-${engine}.log`));
-    const stopService = addCleanup(`stop the ${engine} service`, () => service.stop());
+    const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());
     try {
       await work({ url: service.url, token, pid: service.pid });
     } finally {
@@ -241,11 +218,11 @@ interface Storage {
 /** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
 async function createStorage(options: BenchOptions, engine: Engine): Promise<Storage> {
   const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-webhooks-${engine}-`));
-  const removeDir = addCleanup(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
+  const removeDir = cleanups.add(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
   if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, dispose: removeDir };
   const database = await createBenchDatabase(options.serverUrl);
   progress(`postgres: created database ${database.name}`);
-  const drop = addCleanup(`drop database ${database.name}`, () => database.drop());
+  const drop = cleanups.add(`drop database ${database.name}`, () => database.drop());
   return {
     env: { DATABASE_URL: database.url, DATA_DIR: dataDir },
     dispose: async () => {
@@ -315,34 +292,4 @@ function estimateMinutes(options: WebhooksBenchOptions): number {
   return Math.max(1, Math.ceil((perEngine * options.base.engines.length) / 60));
 }
 
-/** The commit measured, `+dirty` when tracked files had uncommitted changes (they were built too). */
-function gitCommit(cwd: string): string | null {
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  try {
-    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-    return `${git('rev-parse', 'HEAD')}${dirty ? '+dirty' : ''}`;
-  } catch {
-    return null;
-  }
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`\n${signal}: cleaning up`);
-    void runCleanups().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (error: unknown) => {
-    await runCleanups();
-    process.stderr.write(
-      `bench:webhooks failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+runBench('bench:webhooks', main, cleanups);
