@@ -1,17 +1,6 @@
 import * as v from 'valibot';
 import { type ApiError, invalidRequest } from './api-error.js';
 
-/** Validates `input` against a contract schema; the first failed rule becomes a 400 message. */
-export function parseInput<const TSchema extends v.GenericSchema>(
-  schema: TSchema,
-  input: unknown,
-): v.InferOutput<TSchema> {
-  const result = v.safeParse(schema, input, { abortEarly: true });
-  if (result.success) return result.output;
-  const [issue] = result.issues;
-  throw invalidRequest(issue.message);
-}
-
 /** `input` against a contract schema: the output, or the 400 for the first failed rule (not thrown). */
 export function checkInput<const TSchema extends v.GenericSchema>(
   schema: TSchema,
@@ -21,4 +10,14 @@ export function checkInput<const TSchema extends v.GenericSchema>(
   if (result.success) return { output: result.output };
   const [issue] = result.issues;
   return { error: invalidRequest(issue.message) };
+}
+
+/** Validates `input` against a contract schema; the first failed rule becomes a thrown 400. */
+export function parseInput<const TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+): v.InferOutput<TSchema> {
+  const checked = checkInput(schema, input);
+  if ('error' in checked) throw checked.error;
+  return checked.output;
 }
