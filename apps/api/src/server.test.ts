@@ -5,6 +5,7 @@ import { DataDirLockedError, openDatabase } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
 import { spawnApi, startServiceProcess } from './test-support/service-process.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
 
@@ -135,10 +136,12 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     });
   }
 
-  it('runs as a process: starts, serves, and exits 0 on SIGTERM', async () => {
+  it('runs as a process on the pinned runtime: starts, serves, and exits 0 on SIGTERM', async () => {
     const where = await storage();
     const { child, url, output, exited } = await startServiceProcess(storageEnv(where));
     expect((await request(url, '/healthz')).status).toBe(200);
+    // The listening line names the runtime the process really runs on.
+    expect(output()).toContain(`"node":"${await pinnedNodeVersion()}"`);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output()).toContain('"message":"stopped"');

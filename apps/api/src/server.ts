@@ -79,7 +79,14 @@ export async function startServer(config: Config, options: StartOptions): Promis
       metricsUrl = `${url}${METRICS_PATH}`;
     }
     log.info(
-      { url, database: db.engine, metrics: metricsUrl ?? 'off', webhookDispatch: dispatcher !== undefined },
+      {
+        url,
+        database: db.engine,
+        metrics: metricsUrl ?? 'off',
+        webhookDispatch: dispatcher !== undefined,
+        // The runtime it really runs on (the project pins one: see the README's Runtime section).
+        node: process.version,
+      },
       'listening',
     );
     dispatcher?.start();

@@ -19,7 +19,8 @@ import {
 } from '@prisma/driver-adapter-utils';
 import type { MigrationList, SchemaEngine, SchemaFilter } from '@prisma/schema-engine-wasm/schema_engine_bg';
 // The wasm-bindgen glue only; the package's main entry imports the `.wasm` file as an ES module,
-// which Node 20 cannot do, so the module is instantiated below by hand.
+// which Node 24 does only as an experimental feature (with a warning on every start), so the
+// module is instantiated below by hand.
 import * as glue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';

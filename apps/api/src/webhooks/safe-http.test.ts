@@ -241,7 +241,7 @@ describe('postWebhook', () => {
   it("leaves nothing behind on the caller's signal once an attempt is over", async () => {
     // The dispatcher passes one shutdown signal to every attempt for the life of the process:
     // whatever an attempt hangs on it must go when the attempt does, or memory grows with every
-    // delivery. (Node 20's AbortSignal.any keeps one entry per derived signal on it, for ever.)
+    // delivery. (AbortSignal.any keeps one entry per derived signal on it: Node 20 for ever.)
     const receiver = await serve((response) => response.writeHead(204).end());
     const shutdown = new AbortController();
     for (let index = 0; index < 20; index++) {

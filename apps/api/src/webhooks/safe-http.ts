@@ -12,7 +12,8 @@ import { bareHostname, checkAddress, type ResolveHost, resolveWithSystem } from 
  * and to 127.0.0.1 now (DNS rebinding) is refused. A literal IP is checked as such: net.connect
  * never calls a lookup hook for one. For https the TLS server name stays the host name, so
  * certificate checks and SNI work as usual. undici's own `request` is used, not the global fetch:
- * Node 20's fetch is a different undici, whose dispatchers do not mix with this one.
+ * Node's built-in fetch is the runtime's own bundled undici, whose dispatchers do not mix with
+ * this package's.
  */
 
 export interface SafeAgentOptions {
@@ -155,10 +156,10 @@ export async function postWebhook(
 
 /**
  * One attempt's abort signal: it fires at the deadline, or when `outer` (the dispatcher's
- * shutdown) aborts. Made by hand rather than with AbortSignal.timeout and AbortSignal.any: on
- * Node 20, AbortSignal.any leaves an entry on the long-lived `outer` for every signal it makes,
- * never removed (about 50 bytes per attempt, for the life of the process); and a timeout signal's
- * timer outlives a quick attempt by the whole deadline. dispose() takes both away.
+ * shutdown) aborts. Made by hand rather than with AbortSignal.timeout and AbortSignal.any:
+ * AbortSignal.any leaves an entry on the long-lived `outer` for every signal it makes (Node 20
+ * kept them for ever; Node 24 until a garbage collection finds the signal gone); and a timeout
+ * signal's timer outlives a quick attempt by the whole deadline. dispose() takes both away.
  */
 function attemptSignal(timeoutMs: number, outer: AbortSignal | undefined) {
   const controller = new AbortController();
