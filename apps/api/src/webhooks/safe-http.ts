@@ -12,8 +12,8 @@ import { bareHostname, checkAddress, type ResolveHost, resolveWithSystem } from 
  * and to 127.0.0.1 now (DNS rebinding) is refused. A literal IP is checked as such: net.connect
  * never calls a lookup hook for one. For https the TLS server name stays the host name, so
  * certificate checks and SNI work as usual. undici's own `request` is used, not the global fetch:
- * Node's built-in fetch is the runtime's own bundled undici, whose dispatchers do not mix with
- * this package's.
+ * Node's built-in fetch is the runtime's own bundled undici (7.x in Node 24), whose dispatchers do
+ * not mix with this package's (8.x).
  */
 
 export interface SafeAgentOptions {
