@@ -60,7 +60,7 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
     return 2;
   }
-  for (const built of ['dist/index.js', 'dist/cli/token.js']) {
+  for (const built of ['dist/index.js']) {
     if (!existsSync(join(options.apiRoot, built))) {
       process.stderr.write(`bench: ${built} is missing: build first (the root \`pnpm bench\` does)\n`);
       return 2;
@@ -173,13 +173,15 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
       ...options.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
+      // The bench runs production settings on the embedded database too.
+      ALLOW_EMBEDDED_DATABASE: 'true',
       LOG_LEVEL: 'warn',
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...(options.servicePoolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.servicePoolSize) }),
     };
     // Before the service starts: the token command creates the schema, and PGlite allows one process.
     progress(`${engine}: issuing a token`);
-    const token = await issueToken(options.apiRoot, env);
+    const token = await issueToken(options.apiRoot, env, { name: 'bench', scopes: ['plants:write'] });
     progress(`${engine}: starting the service`);
     const service = await startService(options.apiRoot, env, logFile(context, `service-${engine}`));
     const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());

@@ -72,13 +72,25 @@ function findFreePort(host: string): Promise<number> {
 }
 
 /**
- * Issues a `plants:write` token with the service's own command (`node dist/cli/token.js`), which
- * also creates the schema. Works for both engines, so the service can run with NODE_ENV=production.
+ * Issues a token with the service's own command (`node dist/index.js token create`), which also
+ * creates the schema: run it before the service starts (PGlite allows one process). Works for
+ * both engines, so the service can run with NODE_ENV=production.
  */
-export async function issueToken(apiRoot: string, env: Readonly<Record<string, string>>): Promise<string> {
+export async function issueToken(
+  apiRoot: string,
+  env: Readonly<Record<string, string>>,
+  { name, scopes }: { readonly name: string; readonly scopes: readonly string[] },
+): Promise<string> {
   const { stdout } = await run(
     process.execPath,
-    [join(apiRoot, 'dist/cli/token.js'), 'create', '--name', 'bench', '--scope', 'plants:write'],
+    [
+      join(apiRoot, 'dist/index.js'),
+      'token',
+      'create',
+      '--name',
+      name,
+      ...scopes.flatMap((scope) => ['--scope', scope]),
+    ],
     { cwd: apiRoot, env: { ...env }, timeout: 120_000 },
   );
   // The token is the last line of stdout.

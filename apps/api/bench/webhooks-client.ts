@@ -1,9 +1,4 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parseJson } from '@plant-store/schema';
-
-const run = promisify(execFile);
 
 /** The running service and a token that may create plants and manage webhooks. */
 export interface ServiceApi {
@@ -18,34 +13,6 @@ export interface CreateAnswer {
   readonly status: number;
   /** performance.now() when the status line and headers arrived. */
   readonly answeredAt: number;
-}
-
-/**
- * Issues a token with the service's own command, as service-process.ts's issueToken does, but
- * with `webhooks:manage` beside `plants:write`: subscribing needs it. Run before the service
- * starts (PGlite allows one process, and the command creates the schema).
- */
-export async function issueWebhookToken(apiRoot: string, env: Readonly<Record<string, string>>): Promise<string> {
-  const { stdout } = await run(
-    process.execPath,
-    [
-      join(apiRoot, 'dist/cli/token.js'),
-      'create',
-      '--name',
-      'bench-webhooks',
-      '--scope',
-      'plants:write',
-      '--scope',
-      'webhooks:manage',
-    ],
-    { cwd: apiRoot, env: { ...env }, timeout: 120_000 },
-  );
-  // The token is the last line of stdout.
-  const token = stdout.trim().split('\n').at(-1)?.trim();
-  if (token === undefined || !/^pst_[A-Za-z0-9_-]+$/.test(token)) {
-    throw new Error(`the token command printed no token: ${stdout}`);
-  }
-  return token;
 }
 
 /** `POST /webhooks {url}`: the new subscription's id. */

@@ -20,9 +20,9 @@ import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { type BenchOptions, type Engine, loadBenchOptions } from './options.js';
 import { describeMachine } from './report.js';
 import type { Failure } from './results-model.js';
-import { startService } from './service-process.js';
+import { issueToken, startService } from './service-process.js';
 import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
-import { issueWebhookToken, type ServiceApi } from './webhooks-client.js';
+import type { ServiceApi } from './webhooks-client.js';
 import {
   type BacklogResult,
   type BacklogSettings,
@@ -77,7 +77,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const { apiRoot, engines, serverUrl } = options.base;
-  for (const built of ['dist/index.js', 'dist/cli/token.js']) {
+  for (const built of ['dist/index.js']) {
     if (!existsSync(join(apiRoot, built))) {
       process.stderr.write(
         `bench:webhooks: ${built} is missing: build first (the root \`pnpm bench:webhooks\` does)\n`,
@@ -190,13 +190,18 @@ async function benchEngine(
       ...options.base.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
+      // The bench runs production settings on the embedded database too.
+      ALLOW_EMBEDDED_DATABASE: 'true',
       LOG_LEVEL: 'warn',
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...SERVICE_WEBHOOK_ENV,
     };
     // Before the service starts: the token command creates the schema, and PGlite allows one process.
     progress(`${engine}: issuing a token`);
-    const token = await issueWebhookToken(options.base.apiRoot, env);
+    const token = await issueToken(options.base.apiRoot, env, {
+      name: 'bench-webhooks',
+      scopes: ['plants:write', 'webhooks:manage'],
+    });
     progress(`${engine}: starting the service`);
     const service = await startService(options.base.apiRoot, env, join(logDir, `webhooks-service-${engine}.log`));
     const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());

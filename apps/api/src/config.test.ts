@@ -81,3 +81,28 @@ describe('loadConfig: webhooks', () => {
     );
   });
 });
+
+describe('loadConfig: production and migrations', () => {
+  it('refuses production without DATABASE_URL, naming the setting that allows the embedded database', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      'NODE_ENV=production needs DATABASE_URL (a postgres:// connection string); to run production on the embedded database in DATA_DIR (one process only), set ALLOW_EMBEDDED_DATABASE=true',
+    );
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/plants' })).toMatchObject({
+      production: true,
+      databaseUrl: 'postgres://db/plants',
+    });
+    expect(loadConfig({ NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' })).toMatchObject({
+      production: true,
+      databaseUrl: undefined,
+    });
+    // Development runs on the embedded database without being asked.
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
+  });
+
+  it('applies migrations at start unless MIGRATE_ON_START=false', () => {
+    expect(loadConfig({}).migrateOnStart).toBe(true);
+    expect(loadConfig({ MIGRATE_ON_START: 'false' }).migrateOnStart).toBe(false);
+    expect(() => loadConfig({ MIGRATE_ON_START: 'no' })).toThrow('MIGRATE_ON_START must be true or false');
+  });
+});

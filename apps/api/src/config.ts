@@ -43,6 +43,8 @@ const EnvSchema = v.object({
   DATABASE_POOL_SIZE: v.optional(integerVariable('DATABASE_POOL_SIZE', 1, 1000), '16'),
   SHUTDOWN_TIMEOUT_MS: v.optional(integerVariable('SHUTDOWN_TIMEOUT_MS', 0, 600_000), '10000'),
   NODE_ENV: v.optional(v.string(), 'development'),
+  MIGRATE_ON_START: booleanVariable('MIGRATE_ON_START', 'true'),
+  ALLOW_EMBEDDED_DATABASE: booleanVariable('ALLOW_EMBEDDED_DATABASE', 'false'),
   LOG_LEVEL: v.optional(
     v.pipe(v.string(), v.toLowerCase(), v.picklist(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)),
     'info',
@@ -81,6 +83,11 @@ export interface Config {
   readonly databasePoolSize: number;
   readonly shutdownTimeoutMs: number;
   readonly production: boolean;
+  /**
+   * Whether opening the database applies pending migrations (serve and the token command).
+   * False: a database that is not up to date stops the start; `plant-store migrate` applies them.
+   */
+  readonly migrateOnStart: boolean;
   readonly logLevel: LogLevel;
   /**
    * Where `GET /metrics` is served: `'app'` on the API's own port (METRICS_PORT unset),
@@ -119,6 +126,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   const parsed = result.output;
+  const production = parsed.NODE_ENV === 'production';
+  // Production on a folder inside one container or machine, by accident, would lose data with it
+  // and refuse a second replica: it must be asked for.
+  if (production && parsed.DATABASE_URL === undefined && !parsed.ALLOW_EMBEDDED_DATABASE) {
+    throw new ConfigError(
+      'invalid configuration: NODE_ENV=production needs DATABASE_URL (a postgres:// connection string); ' +
+        'to run production on the embedded database in DATA_DIR (one process only), set ALLOW_EMBEDDED_DATABASE=true',
+    );
+  }
   if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === parsed.PORT) {
     throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
   }
@@ -135,7 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     databasePoolSize: parsed.DATABASE_POOL_SIZE,
     shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
-    production: parsed.NODE_ENV === 'production',
+    production,
+    migrateOnStart: parsed.MIGRATE_ON_START,
     logLevel: parsed.LOG_LEVEL,
     metrics: !parsed.METRICS_ENABLED
       ? 'off'

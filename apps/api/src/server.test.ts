@@ -110,7 +110,10 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     });
 
     it('does not issue a first-run token in production mode', async () => {
-      const service = await startTestService(await storage(), { NODE_ENV: 'production' });
+      const service = await startTestService(await storage(), {
+        NODE_ENV: 'production',
+        ALLOW_EMBEDDED_DATABASE: 'true',
+      });
       cleanups.push(() => service.close());
       expect(service.printed).toEqual([]);
       expect(await service.db.countTokens()).toBe(0);
@@ -187,22 +190,42 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     for (const id of answered) expect(await restarted.db.findPlant(id)).toEqual({ id, name: `p${id}` });
   });
 
+  it('runs migrations as a step of their own: serve refuses a database behind, migrate applies, serve starts', async () => {
+    const where = await storage();
+    const env = { ...storageEnv(where), MIGRATE_ON_START: 'false', PORT: '0' };
+    const behind = await collect(spawnApi('index.ts', ['serve'], env));
+    expect(behind.code).toBe(1);
+    expect(behind.stderr).toMatch(/the database schema is not up to date: \d+ migrations are not applied/);
+    expect(behind.stderr).toContain('apply them with `plant-store migrate`');
+
+    const migrated = await collect(spawnApi('index.ts', ['migrate'], env));
+    expect(migrated.code).toBe(0);
+    expect(migrated.stderr).toContain('"message":"applied migrations"');
+    const again = await collect(spawnApi('index.ts', ['migrate'], env));
+    expect(again.stderr).toContain('"message":"database is up to date"');
+
+    const { child, url, exited } = await startServiceProcess(env);
+    expect((await request(url, '/readyz')).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
     const where = await storage();
     const env = storageEnv(where);
     const created = await collect(
-      spawnApi('cli/token.ts', ['create', '--name', 'ci-bot', '--scope', 'plants:write'], env),
+      spawnApi('index.ts', ['token', 'create', '--name', 'ci-bot', '--scope', 'plants:write'], env),
     );
     expect(created.code).toBe(0);
     const lines = created.stdout.trimEnd().split('\n');
     const token = lines.at(-1) ?? '';
     expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
 
-    const duplicate = await collect(spawnApi('cli/token.ts', ['create', '--name', 'ci-bot'], env));
+    const duplicate = await collect(spawnApi('index.ts', ['token', 'create', '--name', 'ci-bot'], env));
     expect(duplicate.code).toBe(2);
     expect(duplicate.stderr).toContain('already exists');
 
-    const listed = await collect(spawnApi('cli/token.ts', ['list'], env));
+    const listed = await collect(spawnApi('index.ts', ['token', 'list'], env));
     expect(listed.stdout).toMatch(/^ci-bot\tplants:write\tcreated \S+\tactive$/m);
     expect(listed.stdout).not.toContain(token);
 
@@ -211,14 +234,33 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     expect((await request(service.url, '/plants', { body, token })).status).toBe(200);
     await service.close();
 
-    const revoked = await collect(spawnApi('cli/token.ts', ['revoke', 'ci-bot'], env));
+    const revoked = await collect(spawnApi('index.ts', ['token', 'revoke', 'ci-bot'], env));
     expect(revoked.code).toBe(0);
     const again = await start(where);
     expect((await request(again.url, '/plants', { body, token })).status).toBe(401);
     await again.close();
 
-    const bad = await collect(spawnApi('cli/token.ts', ['create', '--name', 'x', '--scope', 'plants:admin'], env));
+    const bad = await collect(spawnApi('index.ts', ['token', 'create', '--name', 'x', '--scope', 'plants:admin'], env));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown scope');
+  });
+});
+
+describe('the plant-store entrypoint', () => {
+  it('refuses to start in production without DATABASE_URL, saying how to allow the embedded database', async () => {
+    const { code, stderr } = await collect(spawnApi('index.ts', [], { NODE_ENV: 'production', DATABASE_URL: '' }));
+    expect(code).toBe(1);
+    expect(stderr).toContain('NODE_ENV=production needs DATABASE_URL');
+    expect(stderr).toContain('set ALLOW_EMBEDDED_DATABASE=true');
+  });
+
+  it('lists its commands, and refuses an unknown one with exit code 2', async () => {
+    const help = await collect(spawnApi('index.ts', ['--help'], {}));
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('serve                      run the service (the default)');
+    expect(help.stdout).toContain('migrate                    apply pending database migrations, then exit');
+    const unknown = await collect(spawnApi('index.ts', ['seve'], {}));
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('plant-store: unknown command "seve"');
   });
 });

@@ -40,6 +40,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    migrate: config.migrateOnStart,
     ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
     ...(metrics ? { observe: metrics.observeDatabaseCall } : {}),
     // New events are due now: deliver them at once rather than at the next poll.

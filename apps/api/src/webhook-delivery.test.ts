@@ -225,7 +225,7 @@ describe.each(testEngines())('webhook delivery across crashes on %s', (engine) =
   }, async () => {
     const storage = await createTestStorage(engine);
     cleanups.push(() => storage.dispose());
-    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production' };
+    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     // A token issued before any service process holds the database (PGlite allows one).
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     const { token } = await db.issueToken({ name: 'crash', scopes: SCOPES });
@@ -281,7 +281,7 @@ describe.skipIf(!testEngines().includes('postgres'))('webhook delivery from two 
   it('delivers each event once per attempt, never twice at once', { timeout: 120_000 }, async () => {
     const storage = await createTestStorage('postgres');
     cleanups.push(() => storage.dispose());
-    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production' };
+    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     cleanups.push(() => db.close());
     const { token } = await db.issueToken({ name: 'replicas', scopes: SCOPES });

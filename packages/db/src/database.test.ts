@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from './database.js';
+import { type Database, migrateDatabase, openDatabase } from './database.js';
 import {
   DatabaseUnavailableError,
   DataDirLockedError,
+  MigrationsPendingError,
   PlantConflictError,
   TokenNameTakenError,
   TokenNotFoundError,
@@ -255,6 +256,33 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       );
     } finally {
       await db.close();
+      await storage.dispose();
+    }
+  });
+});
+
+describe.each(testEngines())('migrations as a separate step on %s', (engine) => {
+  it('opens a database without pending migrations only after migrateDatabase applied them, once', async () => {
+    const storage = await createTestStorage(engine);
+    try {
+      const where = { url: storage.databaseUrl, dataDir: storage.dataDir };
+      const refused = openDatabase({ ...where, migrate: false });
+      await expect(refused).rejects.toBeInstanceOf(MigrationsPendingError);
+      await expect(refused).rejects.toThrow(/not up to date: \d+ migrations are not applied \(\d{14}_init, /);
+
+      const applied = await migrateDatabase(where);
+      expect(applied[0]).toMatch(/^\d{14}_init$/);
+      // Again: nothing left to apply (many replicas or Jobs may run it).
+      expect(await migrateDatabase(where)).toEqual([]);
+
+      const db = await openDatabase({ ...where, migrate: false });
+      try {
+        expect(db.appliedMigrations).toEqual([]);
+        expect(await db.createPlant({ id: 1n, name: 'Fern' })).toMatchObject({ created: true });
+      } finally {
+        await db.close();
+      }
+    } finally {
       await storage.dispose();
     }
   });

@@ -6,9 +6,9 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { lockDataDir } from './data-dir-lock.js';
-import type { DataDirLockedError } from './errors.js';
+import { type DataDirLockedError, MigrationsPendingError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
-import { applyMigrations } from './migrate.js';
+import { applyMigrations, type MigrationTarget, pendingMigrations } from './migrate.js';
 import { type ObserveDatabaseCall, observed } from './observe.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
@@ -45,6 +45,11 @@ export interface DatabaseOptions {
   readonly url?: string | undefined;
   /** The embedded database's folder (ignored with `url`). */
   readonly dataDir: string;
+  /**
+   * Apply pending migrations while opening (default true). False: open only a database that is
+   * up to date, else throw MigrationsPendingError (migrations run as a separate step).
+   */
+  readonly migrate?: boolean;
   /** PostgreSQL connection pool size. */
   readonly poolSize?: number;
   /** How long to wait for the embedded data folder's lock (see lockDataDir). */
@@ -108,7 +113,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
-  const { applied } = await applyMigrations({ kind: 'postgres', connectionString: url });
+  const applied = await migrateOrCheck({ kind: 'postgres', connectionString: url }, options);
   // The pool is ours, shared by Prisma and by the group-commit writer's batch insert.
   const pool = new pg.Pool({
     connectionString: url,
@@ -149,7 +154,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   let pglite: PGlite | undefined;
   try {
     pglite = await PGlite.create(join(dataDir, 'pgdata'));
-    const { applied } = await applyMigrations({ kind: 'pglite', client: pglite });
+    const applied = await migrateOrCheck({ kind: 'pglite', client: pglite }, options);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
     return createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options, async () => {
@@ -161,6 +166,37 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     await pglite?.close().catch(() => {});
     await release();
     throw error;
+  }
+}
+
+/** Applies pending migrations (the names applied), or with `migrate: false` checks there are none. */
+async function migrateOrCheck(target: MigrationTarget, options: DatabaseOptions): Promise<readonly string[]> {
+  if (options.migrate !== false) return (await applyMigrations(target)).applied;
+  const pending = await pendingMigrations(target);
+  if (pending.length > 0) throw new MigrationsPendingError(pending);
+  return [];
+}
+
+/**
+ * Applies the pending migrations to the configured database and closes it again: the `migrate`
+ * step of a deployment. Safe to run from many processes at once on PostgreSQL (they take
+ * turns on Prisma's advisory lock); the embedded folder is locked for its duration.
+ */
+export async function migrateDatabase(
+  options: Pick<DatabaseOptions, 'url' | 'dataDir' | 'lockWaitMs'>,
+): Promise<readonly string[]> {
+  if (options.url) return (await applyMigrations({ kind: 'postgres', connectionString: options.url })).applied;
+  const dataDir = resolve(options.dataDir);
+  const release = await lockDataDir(dataDir, options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs });
+  try {
+    const pglite = await PGlite.create(join(dataDir, 'pgdata'));
+    try {
+      return (await applyMigrations({ kind: 'pglite', client: pglite })).applied;
+    } finally {
+      await pglite.close();
+    }
+  } finally {
+    await release();
   }
 }
 

@@ -48,3 +48,13 @@ export class WebhookLimitError extends Error {
     super(`at most ${limit} webhooks may be registered; delete one first`);
   }
 }
+
+/** The database lacks migrations this build needs, and this process was told not to apply them. */
+export class MigrationsPendingError extends Error {
+  override readonly name = 'MigrationsPendingError';
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `the database schema is not up to date: ${pending.length} migration${pending.length === 1 ? ' is' : 's are'} not applied (${pending.join(', ')})`,
+    );
+  }
+}

@@ -3,17 +3,19 @@ export {
   type DatabaseEngine,
   type DatabaseOptions,
   DEFAULT_DATA_DIR,
+  migrateDatabase,
   openDatabase,
 } from './database.js';
 export {
   DatabaseUnavailableError,
   DataDirLockedError,
+  MigrationsPendingError,
   PlantConflictError,
   TokenNameTakenError,
   TokenNotFoundError,
   WebhookLimitError,
 } from './errors.js';
-export { applyMigrations, type MigrationResult, type MigrationTarget } from './migrate.js';
+export { applyMigrations, type MigrationResult, type MigrationTarget, pendingMigrations } from './migrate.js';
 export type { DatabaseCall, ObserveDatabaseCall } from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';

@@ -152,6 +152,35 @@ interface RecordedMigration {
 }
 
 /**
+ * The committed migrations `_prisma_migrations` does not record as applied, oldest first; empty
+ * when the database is up to date. A failed migration, a lock file naming another provider or an
+ * unreadable migration file also counts as "not up to date": the schema engine reports those.
+ */
+async function pendingIn(
+  query: (sql: string) => Promise<{ rows: unknown[] }>,
+  migrations: MigrationList,
+): Promise<string[]> {
+  const all = migrations.migrationDirectories.map((directory) => directory.path);
+  const [table] = (await query(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`)).rows as {
+    present: boolean;
+  }[];
+  if (!table?.present) return all;
+  // A lock file naming another provider is an error the engine reports (P3019).
+  if (migrations.lockfile.content !== null && !POSTGRESQL_PROVIDER.test(migrations.lockfile.content)) return all;
+  const recorded = (
+    await query(
+      'SELECT migration_name, finished_at IS NOT NULL AS finished, rolled_back_at IS NOT NULL AS rolled_back FROM _prisma_migrations',
+    )
+  ).rows as RecordedMigration[];
+  const failed = recorded.filter((row) => !row.finished && !row.rolled_back).map((row) => row.migration_name);
+  const applied = new Set(recorded.filter((row) => row.finished && !row.rolled_back).map((row) => row.migration_name));
+  const pending = migrations.migrationDirectories
+    .filter((directory) => directory.migrationFile.content.tag !== 'ok' || !applied.has(directory.path))
+    .map((directory) => directory.path);
+  return [...new Set([...failed, ...pending])];
+}
+
+/**
  * Whether `_prisma_migrations` records every migration as applied and none as failed: then
  * the schema engine would do nothing, and is not even loaded (its WASM costs about 100 MB of
  * memory at every start). Anything else (a new database, a pending or failed migration, an
@@ -161,22 +190,32 @@ async function isUpToDate(
   query: (sql: string) => Promise<{ rows: unknown[] }>,
   migrations: MigrationList,
 ): Promise<boolean> {
-  const [table] = (await query(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`)).rows as {
-    present: boolean;
-  }[];
-  if (!table?.present) return false;
-  // A lock file naming another provider is an error the engine reports (P3019).
-  if (migrations.lockfile.content !== null && !POSTGRESQL_PROVIDER.test(migrations.lockfile.content)) return false;
-  const recorded = (
-    await query(
-      'SELECT migration_name, finished_at IS NOT NULL AS finished, rolled_back_at IS NOT NULL AS rolled_back FROM _prisma_migrations',
-    )
-  ).rows as RecordedMigration[];
-  if (recorded.some((row) => !row.finished && !row.rolled_back)) return false;
-  const applied = new Set(recorded.filter((row) => row.finished && !row.rolled_back).map((row) => row.migration_name));
-  return migrations.migrationDirectories.every(
-    (directory) => directory.migrationFile.content.tag === 'ok' && applied.has(directory.path),
-  );
+  return (await pendingIn(query, migrations)).length === 0;
+}
+
+/**
+ * The committed migrations the target has not applied (or has failed), oldest first: empty when
+ * it is up to date. Reads `_prisma_migrations` only; applies nothing and takes no lock.
+ */
+export async function pendingMigrations(
+  target: MigrationTarget,
+  options: ApplyMigrationsOptions = {},
+): Promise<readonly string[]> {
+  const migrationsDir = path.resolve(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+  const action = `Checking the migrations in ${migrationsDir} against ${describeTarget(target)}`;
+  try {
+    const migrations = await readMigrationsList(migrationsDir);
+    if (target.kind === 'pglite') return await pendingIn((sql) => target.client.query(sql), migrations);
+    const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      return await pendingIn((sql) => client.query(sql), migrations);
+    } finally {
+      await client.end();
+    }
+  } catch (error) {
+    throw new Error(`${action} failed: ${errorMessage(error)}`, { cause: error });
+  }
 }
 
 async function deploy(engine: SchemaEngine, migrationsList: MigrationList): Promise<readonly string[]> {

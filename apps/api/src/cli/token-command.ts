@@ -3,10 +3,10 @@ import { type Database, openDatabase } from '@plant-store/db';
 import type { Config } from '../config.js';
 import { DEFAULT_TOKEN_SCOPES, isScope, SCOPES, type Scope } from '../middleware/bearer-auth.js';
 
-export const USAGE = `Usage:
-  pnpm run token create --name NAME [--scope SCOPE ...]   issue a token; prints it last
-  pnpm run token list                                     list tokens (never the tokens themselves)
-  pnpm run token revoke NAME                              revoke the active token NAME
+export const USAGE = `Usage (in a checkout: pnpm run token ...):
+  plant-store token create --name NAME [--scope SCOPE ...]   issue a token; prints it alone on the last line
+  plant-store token list                                     list tokens (never the tokens themselves)
+  plant-store token revoke NAME                              revoke the active token NAME
 
 Scopes: ${SCOPES.join(', ')}. Without --scope a token gets ${DEFAULT_TOKEN_SCOPES.join(' and ')};
 repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage.
@@ -84,7 +84,13 @@ function parseScopes(values: readonly string[]): Scope[] {
 
 async function withDatabase(config: Config, work: (db: Database) => Promise<void>): Promise<void> {
   // Fail at once if the service holds the embedded folder, rather than wait for its lock.
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, lockWaitMs: 0 });
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    lockWaitMs: 0,
+    migrate: config.migrateOnStart,
+  });
   try {
     await work(db);
   } finally {
