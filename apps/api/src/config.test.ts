@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig: logs and metrics', () => {
   it('defaults to LOG_LEVEL info and metrics on the API port', () => {
@@ -104,5 +105,18 @@ describe('loadConfig: production and migrations', () => {
     expect(loadConfig({}).migrateOnStart).toBe(true);
     expect(loadConfig({ MIGRATE_ON_START: 'false' }).migrateOnStart).toBe(false);
     expect(() => loadConfig({ MIGRATE_ON_START: 'no' })).toThrow('MIGRATE_ON_START must be true or false');
+  });
+});
+
+describe('deploy/plant-store.env.example', () => {
+  it('names every variable the service reads, and is a configuration the service accepts', async () => {
+    const text = await readFile(new URL('../../../deploy/plant-store.env.example', import.meta.url), 'utf8');
+    // `NAME=value`, or `# NAME=value` for a setting shown but left unset.
+    const named = [...text.matchAll(/^(?:# )?([A-Z][A-Z0-9_]*)=(.*)$/gm)];
+    expect(new Set(named.map(([, name]) => name))).toEqual(new Set(CONFIG_VARIABLES));
+    const set = Object.fromEntries(
+      named.filter(([line]) => !line.startsWith('#')).map(([, name, value]) => [name, value]),
+    );
+    expect(loadConfig(set)).toMatchObject({ production: true, databaseUrl: set.DATABASE_URL, port: 3000 });
   });
 });

@@ -73,6 +73,9 @@ const EnvSchema = v.object({
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
 });
 
+/** Every environment variable the service reads (the env example and the README list them all). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.entries);
+
 export interface Config {
   readonly port: number;
   readonly host: string;
