@@ -37,3 +37,40 @@ export function plantJson(plant: BenchPlant): string {
 export function invalidPlantJson(plant: BenchPlant): string {
   return plantJson({ ...plant, name: '' });
 }
+
+/**
+ * The plants the reads read: created (through the service) before the read scenarios, at ids
+ * 2^61 + index, a range the create sequence never reaches; ten tags, one in turn, so that each
+ * tag holds a tenth of them spread over the whole range.
+ */
+export const READ_SET_SIZE = 10_000;
+const READ_SET_BASE = 1n << 61n;
+const READ_TAGS = 10;
+/** What a page of the listing scenario holds (the query's limit). */
+export const READ_PAGE_LIMIT = 20;
+
+export function readSetPlant(index: number): BenchPlant {
+  return { id: READ_SET_BASE + BigInt(index), name: `Read plant ${index}`, tag: `read-${index % READ_TAGS}` };
+}
+
+/** An id of the read set, uniformly at random. */
+export function randomReadId(): bigint {
+  return READ_SET_BASE + BigInt(Math.floor(Math.random() * READ_SET_SIZE));
+}
+
+/** A page of the listing: after a random id of the read set, half of them of one random tag. */
+export interface PageQuery {
+  readonly after: bigint;
+  readonly tag: string | undefined;
+}
+
+export function randomPageQuery(): PageQuery {
+  const tag = Math.random() < 0.5 ? undefined : `read-${Math.floor(Math.random() * READ_TAGS)}`;
+  return { after: randomReadId(), tag };
+}
+
+/** `GET /plants?...` for a page query, as a client writes it. */
+export function pagePath({ after, tag }: PageQuery): string {
+  const filter = tag === undefined ? '' : `&tag=${tag}`;
+  return `/plants?limit=${READ_PAGE_LIMIT}${filter}&after=${after}`;
+}

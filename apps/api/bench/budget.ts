@@ -3,13 +3,18 @@ import type { Engine } from './options.js';
 import { findPoint, ratiosOf } from './results-model.js';
 import type { EngineSummary, PointOverRounds } from './rounds.js';
 
-/** The performance budget (from the production issue), all at this concurrency. */
+/** The performance budget (the production issue's, and the reads issue's), all at this concurrency. */
 export const BUDGET_CONCURRENCY = 64;
 const POSTGRES_MIN_RATIO_TO_RAW_INSERT = 1.0;
 const POSTGRES_MAX_P99_MS = 50;
 const PGLITE_MIN_RATIO_TO_RAW_INSERT = 0.8;
 const INVALID_BODY_MIN_RATIO_TO_HTTP = 0.5;
 const POSTGRES_MAX_PEAK_RSS_BYTES = 250 * 1024 * 1024;
+const READ_MAX_P99_MS = 25;
+/** Reads against their raw-driver ceilings: by id on PostgreSQL, a page on PostgreSQL, either on PGlite. */
+const READ_MIN_RATIO = { postgres: { get: 0.6, list: 0.5 }, pglite: { get: 0.6, list: 0.6 } } as const;
+/** The service's CPU per read, at most this many times its CPU per create (PostgreSQL). */
+const READ_MAX_CPU_TO_CREATE = 1.3;
 
 export type Verdict = 'PASS' | 'FAIL' | 'SKIP';
 
@@ -81,6 +86,59 @@ export function evaluateBudget(points: readonly PointOverRounds[], engines: read
     }
   }
 
+  for (const engine of ['postgres', 'pglite'] as const satisfies readonly Engine[]) {
+    for (const scenario of ['get', 'list'] as const) {
+      const minimum = READ_MIN_RATIO[engine][scenario];
+      const what = scenario === 'get' ? 'GET /plants/{id}' : 'GET /plants?limit=20';
+      const ceiling = scenario === 'get' ? 'raw SELECT by id' : 'raw page query';
+      // The p99 and error targets are PostgreSQL's; on PGlite the ratio is the target.
+      const strict = engine === 'postgres';
+      const target =
+        `${engine} c=${c}: ${what} >= ${minimum.toFixed(1)}x ${ceiling} rate` +
+        (strict ? `, p99 < ${READ_MAX_P99_MS} ms, no errors in any round` : '');
+      const point = findPoint(points, scenario, engine, c);
+      const ratio = point && ratiosOf(point, points).toDatabaseCeiling;
+      if (!point || ratio === null || ratio === undefined) {
+        lines.push(skip(target, `not measured (needs ${engine} and concurrency 64)`));
+        continue;
+      }
+      const m = point.measurement;
+      const { non2xx, errors } = point.totals;
+      const clean = non2xx + errors === 0;
+      const holds = ratio >= minimum && (!strict || (m.p99Ms < READ_MAX_P99_MS && clean));
+      lines.push({
+        verdict: holds ? 'PASS' : 'FAIL',
+        target,
+        detail:
+          `${ratio.toFixed(2)}x (${rateOf(point)})` +
+          (strict
+            ? `, p99 ${formatMs(m.p99Ms)} ms, ${non2xx} non-2xx, ${errors} socket errors/timeouts${overRounds(point)}`
+            : ''),
+      });
+    }
+  }
+
+  {
+    const create = findPoint(points, 'create', 'postgres', c);
+    for (const scenario of ['get', 'list'] as const) {
+      const what = scenario === 'get' ? 'GET /plants/{id}' : 'GET /plants?limit=20';
+      const target = `postgres c=${c}: service CPU per ${what} <= ${READ_MAX_CPU_TO_CREATE}x its CPU per create`;
+      const read = findPoint(points, scenario, 'postgres', c);
+      const readCpu = read?.cpuMicrosPerRequest ?? null;
+      const createCpu = create?.cpuMicrosPerRequest ?? null;
+      if (readCpu === null || createCpu === null) {
+        lines.push(skip(target, 'not measured (needs postgres and concurrency 64)'));
+        continue;
+      }
+      const ratio = readCpu / createCpu;
+      lines.push({
+        verdict: ratio <= READ_MAX_CPU_TO_CREATE ? 'PASS' : 'FAIL',
+        target,
+        detail: `${ratio.toFixed(2)}x (${Math.round(readCpu)} us against ${Math.round(createCpu)} us per request)`,
+      });
+    }
+  }
+
   {
     const target = `postgres: service peak RSS < ${POSTGRES_MAX_PEAK_RSS_BYTES / 1024 / 1024} MB`;
     const summary = engines.find((engine) => engine.engine === 'postgres');
@@ -93,7 +151,7 @@ export function evaluateBudget(points: readonly PointOverRounds[], engines: read
       lines.push({
         verdict: peak < POSTGRES_MAX_PEAK_RSS_BYTES ? 'PASS' : 'FAIL',
         target,
-        detail: `${formatMegabytes(peak)} MB (VmHWM over the whole run${of})`,
+        detail: `${formatMegabytes(peak)} MB (VmHWM over the whole run, reads and creates${of})`,
       });
     }
   }

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import {
+  type CeilingKind,
+  type DatabaseCeilingReady,
   type Failed,
   type HttpCeilingReady,
-  type InsertCeilingReady,
   isMessage,
   type Measured,
   type MeasureRequest,
@@ -44,53 +45,57 @@ export async function startHttpCeiling(options: CeilingOptions): Promise<HttpCei
   }
 }
 
-export interface InsertCeiling extends StartedProcess {
-  readonly ready: InsertCeilingReady;
-  measure(concurrency: number, warmupSeconds: number, durationSeconds: number): Promise<Measured>;
+export interface DatabaseCeiling extends StartedProcess {
+  readonly ready: DatabaseCeilingReady;
+  measure(kind: CeilingKind, concurrency: number, warmupSeconds: number, durationSeconds: number): Promise<Measured>;
 }
 
-export type InsertCeilingTarget =
+export type DatabaseCeilingTarget =
   | { readonly engine: 'postgres'; readonly url: string; readonly poolCap: number }
   | { readonly engine: 'pglite'; readonly dataDir: string };
 
-/** The raw INSERT loop (see ceilings/insert-ceiling.ts), its table created. */
-export async function startInsertCeiling(target: InsertCeilingTarget, options: CeilingOptions): Promise<InsertCeiling> {
+/** The raw-driver loop (see ceilings/database-ceiling.ts), its table created. */
+export async function startDatabaseCeiling(
+  target: DatabaseCeilingTarget,
+  options: CeilingOptions,
+): Promise<DatabaseCeiling> {
   const args =
     target.engine === 'postgres'
       ? ['--engine', 'postgres', '--url', target.url, '--pool-cap', String(target.poolCap)]
       : ['--engine', 'pglite', '--data-dir', target.dataDir];
-  const started = startCeiling('insert-ceiling.ts', args, options);
-  let answer: InsertCeilingReady | Failed;
+  const started = startCeiling('database-ceiling.ts', args, options);
+  const name = `the ${target.engine} database ceiling`;
+  let answer: DatabaseCeilingReady | Failed;
   try {
-    answer = await nextMessage(started, isReadyOrFailed, `the ${target.engine} insert ceiling`);
+    answer = await nextMessage(started, isReadyOrFailed, name);
   } catch (error) {
     await started.stop();
     throw new Error(`${String(error)} (log: ${options.logFile})`);
   }
   if (answer.type === 'failed') {
     await started.stop();
-    throw new Error(`the ${target.engine} insert ceiling could not start: ${answer.message}`);
+    throw new Error(`${name} could not start: ${answer.message}`);
   }
   const ready = answer;
   return {
     ...started,
     ready,
-    async measure(concurrency, warmupSeconds, durationSeconds) {
+    async measure(kind, concurrency, warmupSeconds, durationSeconds) {
       const answer = nextMessage(
         started,
         (message): message is Measured | Failed =>
           isMessage<Measured>('measured')(message) || isMessage<Failed>('failed')(message),
-        `the ${target.engine} insert ceiling`,
+        name,
       );
-      const request: MeasureRequest = { type: 'measure', concurrency, warmupSeconds, durationSeconds };
+      const request: MeasureRequest = { type: 'measure', kind, concurrency, warmupSeconds, durationSeconds };
       started.child.send(request);
       const result = await answer;
-      if (result.type === 'failed') throw new Error(`the ${target.engine} insert ceiling failed: ${result.message}`);
+      if (result.type === 'failed') throw new Error(`${name} failed (${kind}): ${result.message}`);
       return result;
     },
   };
 }
 
-function isReadyOrFailed(message: unknown): message is InsertCeilingReady | Failed {
-  return isMessage<InsertCeilingReady>('ready')(message) || isMessage<Failed>('failed')(message);
+function isReadyOrFailed(message: unknown): message is DatabaseCeilingReady | Failed {
+  return isMessage<DatabaseCeilingReady>('ready')(message) || isMessage<Failed>('failed')(message);
 }

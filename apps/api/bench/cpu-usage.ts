@@ -14,6 +14,10 @@ export interface CpuShare {
   readonly loadGenerator: number | null;
   /** All processes on the machine, PostgreSQL and other work included. */
   readonly machine: number | null;
+  /** CPU seconds the server used over the window (for CPU per request), null where not measured. */
+  readonly serverSeconds: number | null;
+  /** CPU seconds the load generator used over the window. */
+  readonly generatorSeconds: number | null;
 }
 
 export interface CpuWindow {
@@ -43,13 +47,17 @@ export async function startCpuWindow(pids: {
       const share = (from: number | undefined, to: number | undefined) =>
         from === undefined || to === undefined ? null : Math.round(((to - from) / seconds) * 100);
       const selfUsed = process.cpuUsage(self);
+      const used = (from: number | undefined, to: number | undefined) =>
+        from === undefined || to === undefined ? null : to - from;
+      const serverSeconds = used(server, serverEnd);
+      const generatorSeconds =
+        pids.generatorPid === undefined ? (selfUsed.user + selfUsed.system) / 1e6 : used(generator, generatorEnd);
       return {
         server: share(server, serverEnd),
-        loadGenerator:
-          pids.generatorPid === undefined
-            ? Math.round(((selfUsed.user + selfUsed.system) / 1e6 / seconds) * 100)
-            : share(generator, generatorEnd),
+        loadGenerator: generatorSeconds === null ? null : Math.round((generatorSeconds / seconds) * 100),
         machine: share(machine, machineEnd),
+        serverSeconds,
+        generatorSeconds,
       };
     },
   };

@@ -11,6 +11,11 @@ export function formatMs(value: number): string {
   return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
 }
 
+/** CPU microseconds per request, whole: `54`; `-` where not measured. */
+export function formatMicros(value: number | null): string {
+  return value === null || !Number.isFinite(value) ? '-' : String(Math.round(value));
+}
+
 /** Bytes as whole MiB (what /proc calls kB is KiB). */
 export function formatMegabytes(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(0);

@@ -2,33 +2,55 @@ import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { type Measurement, microsecondsToMs } from './measurement.js';
 
+/** One request of a load: a create or an invalid body (POST with a body), or a read (GET). */
+export interface BenchRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path and query, e.g. `/plants/42` or `/plants?limit=20&after=7`. */
+  readonly path: string;
+  readonly body?: string;
+}
+
 export interface HttpLoad {
   /** Base URL of the server under load. */
   readonly url: string;
   readonly token: string | undefined;
-  /** A new body for every request (a new id each time). */
-  readonly nextBody: () => string;
+  /** A new request for every request sent (a new id, a random read). */
+  readonly nextRequest: () => BenchRequest;
   readonly expectedStatus: number;
 }
 
-/** `POST /plants` from `concurrency` keep-alive connections, one request in flight on each, for `seconds`. */
-export function measureHttp(load: HttpLoad, concurrency: number, seconds: number): Promise<Measurement> {
+/**
+ * `load` from `concurrency` keep-alive connections, one request in flight on each, for `seconds`,
+ * or until `amount` requests have been answered.
+ */
+export function measureHttp(
+  load: HttpLoad,
+  concurrency: number,
+  limit: { readonly seconds: number } | { readonly amount: number },
+): Promise<Measurement> {
   const latencyUs = createHistogram();
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (load.token !== undefined) headers.authorization = `Bearer ${load.token}`;
+  const authorization: Record<string, string> =
+    load.token === undefined ? {} : { authorization: `Bearer ${load.token}` };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: `${load.url}/plants`,
-        method: 'POST',
-        headers,
+        url: load.url,
         connections: concurrency,
         pipelining: 1,
-        duration: seconds,
+        ...('seconds' in limit ? { duration: limit.seconds } : { amount: limit.amount }),
         requests: [
           {
             setupRequest: (request) => {
-              request.body = load.nextBody();
+              const next = load.nextRequest();
+              request.method = next.method;
+              request.path = next.path;
+              if (next.body === undefined) {
+                request.headers = authorization;
+                delete request.body;
+              } else {
+                request.headers = { ...authorization, 'content-type': 'application/json' };
+                request.body = next.body;
+              }
               return request;
             },
           },

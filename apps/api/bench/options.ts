@@ -20,6 +20,11 @@ export interface BenchOptions {
   readonly serverUrl: string;
   /** The raw INSERT ceiling's pool: one connection per in-flight insert, up to this many. */
   readonly rawPoolCap: number;
+  /**
+   * Concurrencies at which the service is measured a second time with tracing on (exporting every
+   * span to a local OTLP sink), beside the usual points; empty: tracing is not measured.
+   */
+  readonly tracingConcurrencies: readonly number[];
   /** DATABASE_POOL_SIZE for the service; undefined keeps the service's own default. */
   readonly servicePoolSize: number | undefined;
   /** Exit 1 when a budget target fails. */
@@ -42,6 +47,8 @@ export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant
   --database-url URL     PostgreSQL server for a throwaway database
                          (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
   --raw-pool-cap N       raw INSERT pool min(concurrency,N)  (BENCH_RAW_POOL_CAP, default 64)
+  --tracing LIST         also measure the service with tracing on (spans to a local OTLP sink)
+                         at these concurrencies, or off      (BENCH_TRACING, default 64)
   --service-pool-size N  the service's DATABASE_POOL_SIZE    (BENCH_SERVICE_POOL_SIZE, default: the service's)
   --output FILE          JSON results                         (default bench/results/latest.json)
   --strict               exit 1 when a budget target fails
@@ -65,6 +72,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
       engines: { type: 'string' },
       'database-url': { type: 'string' },
       'raw-pool-cap': { type: 'string' },
+      tracing: { type: 'string' },
       'service-pool-size': { type: 'string' },
       output: { type: 'string' },
       strict: { type: 'boolean', default: false },
@@ -75,6 +83,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     flag ?? (env[variable] === '' ? undefined : env[variable]);
 
   const servicePoolSize = pick(values['service-pool-size'], 'BENCH_SERVICE_POOL_SIZE');
+  const tracing = pick(values.tracing, 'BENCH_TRACING') ?? '64';
   return {
     durationSeconds: parseNumber(pick(values.duration, 'BENCH_DURATION_SECONDS') ?? '5', 'duration', 0.5, 3600),
     warmupSeconds: parseNumber(pick(values.warmup, 'BENCH_WARMUP_SECONDS') ?? '2', 'warmup', 0, 600),
@@ -86,6 +95,8 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     serverUrl: parseUrl(
       pick(values['database-url'], 'BENCH_DATABASE_URL') ?? 'postgres://postgres@127.0.0.1:5432/test',
     ),
+    tracingConcurrencies:
+      tracing === 'off' ? [] : parseList(tracing, 'tracing').map((item) => parseInteger(item, 'tracing', 1, 10_000)),
     rawPoolCap: parseInteger(pick(values['raw-pool-cap'], 'BENCH_RAW_POOL_CAP') ?? '64', 'raw-pool-cap', 1, 1000),
     servicePoolSize:
       servicePoolSize === undefined ? undefined : parseInteger(servicePoolSize, 'service-pool-size', 1, 1000),

@@ -1,9 +1,18 @@
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import type { BudgetLine } from './budget.js';
-import { type Column, formatColumns, formatCpu, formatMegabytes, formatMs, formatRate } from './figures.js';
+import {
+  type Column,
+  formatColumns,
+  formatCpu,
+  formatMegabytes,
+  formatMicros,
+  formatMs,
+  formatRate,
+} from './figures.js';
 import type { BenchOptions } from './options.js';
 import { type Failure, type RowCheck, ratiosOf, scenarioLabel } from './results-model.js';
 import type { EngineSummary, PointOverRounds } from './rounds.js';
+import { compareTracing, formatTracingCost } from './tracing-cost.js';
 
 export interface MachineInfo {
   readonly cpus: number;
@@ -44,6 +53,7 @@ const COLUMNS: readonly Column[] = [
   ['errors', 'right'],
   ['peak RSS MB', 'right'],
   ['CPU% srv/gen/all', 'right'],
+  ['CPU us/req', 'right'],
   ['x http', 'right'],
   ['x db', 'right'],
 ];
@@ -67,11 +77,13 @@ export function formatTable(points: readonly PointOverRounds[]): string {
       formatSpread(point.rounds, mostRounds),
       formatMs(m.p50Ms),
       formatMs(m.p99Ms),
-      point.scenario === 'raw-insert' ? '-' : String(m.non2xx),
-      point.scenario === 'raw-insert' ? '-' : String(m.unexpected),
+      // The database ceilings answer no HTTP status.
+      point.scenario.startsWith('raw-') ? '-' : String(m.non2xx),
+      point.scenario.startsWith('raw-') ? '-' : String(m.unexpected),
       String(m.errors),
       point.peakRssBytes === null ? '-' : formatMegabytes(point.peakRssBytes),
       formatCpu(point.cpu),
+      formatMicros(point.cpuMicrosPerRequest),
       ratios.toHttpCeiling === null ? '' : `${ratios.toHttpCeiling.toFixed(2)}x`,
       ratios.toDatabaseCeiling === null ? '' : `${ratios.toDatabaseCeiling.toFixed(2)}x`,
     ].filter(shown);
@@ -92,19 +104,24 @@ function formatSpread(rates: readonly number[], mostRounds: number): string {
 export function formatSummary(
   machine: MachineInfo,
   options: BenchOptions,
+  points: readonly PointOverRounds[],
   engines: readonly EngineSummary[],
   budget: readonly BudgetLine[],
   failures: readonly Failure[],
 ): string {
   const lines: string[] = [];
   for (const engine of engines) {
-    const peak = engine.servicePeakRssBytes === null ? '-' : `${formatMegabytes(engine.servicePeakRssBytes)} MB`;
+    const traced = engine.tracedServicePeakRssBytes;
+    const peak =
+      (engine.servicePeakRssBytes === null ? '-' : `${formatMegabytes(engine.servicePeakRssBytes)} MB`) +
+      (traced === null ? '' : ` (tracing on: ${formatMegabytes(traced)} MB)`);
     const highest = engine.rounds > 1 ? `, highest of ${engine.rounds} rounds` : '';
     const version = engine.databaseVersion?.split(' on ')[0] ?? 'version unknown';
     lines.push(
       `${engine.engine} (${version}): service peak RSS (VmHWM${highest}) ${peak}; ${describeRowChecks(engine)}`,
     );
   }
+  lines.push(...formatTracingCost(compareTracing(points, engines)));
   lines.push('', 'Budget:');
   for (const item of budget) lines.push(`${item.verdict}  ${item.target}: ${item.detail}`);
   for (const failure of failures) lines.push(`ERROR  ${failure.stage}: ${failure.message}`);
@@ -155,6 +172,7 @@ export interface JsonReport {
   readonly points: readonly Record<string, unknown>[];
   readonly engines: readonly Record<string, unknown>[];
   readonly budget: readonly BudgetLine[];
+  readonly tracing: readonly Record<string, unknown>[];
   readonly failures: readonly Failure[];
 }
 
@@ -176,15 +194,22 @@ export function toJsonReport(
       concurrencies: options.concurrencies,
       rounds: options.rounds,
       engines: options.engines,
-      rawInsertPool: `min(concurrency, ${options.rawPoolCap}) connections`,
+      rawDriverPool: `min(concurrency, ${options.rawPoolCap}) connections`,
       servicePoolSize: options.servicePoolSize ?? 'service default (DATABASE_POOL_SIZE unset)',
-      service: 'node dist/index.js, NODE_ENV=production, LOG_LEVEL=warn',
+      service:
+        'node dist/index.js, NODE_ENV=production, access lines at LOG_LEVEL info (the default), metrics on; the "no access log" rows: LOG_LEVEL=warn',
+      reads:
+        'GET /plants/{id}: random ids of 10,000 plants created first; GET /plants?limit=20: random after cursors among them, half with one of their 10 tags',
       latency: 'per response, microsecond resolution, warm-up excluded',
       method:
         "the whole sequence runs once per round; each point's figures (latency, counts, CPU, ratios) are its round " +
         "with the median req/s (the lower middle one for an even count); rounds lists every round's req/s, " +
         'medianRoundIndex the one reported, totals the counts summed over all rounds, peakRssMB the highest of the rounds',
       cpu: 'percent of one core over the measured window: server (service or bare HTTP server), load generator (autocannon in the bench process, or the raw insert loop), machine (all processes)',
+      tracing:
+        options.tracingConcurrencies.length === 0
+          ? 'not measured'
+          : `the *-traced scenarios at concurrency ${options.tracingConcurrencies.join(', ')}: the same requests to a service with OTEL_EXPORTER_OTLP_ENDPOINT set to a local OTLP sink process (http/protobuf, default sampler and batch settings: every span exported); off and on alternate order from round to round`,
     },
     points: points.map((point) => {
       const ratios = ratiosOf(point, points);
@@ -208,7 +233,12 @@ export function toJsonReport(
         statusCodes: m.statusCodes,
         totals: point.totals,
         peakRssMB: point.peakRssBytes === null ? null : round(point.peakRssBytes / 1024 / 1024, 1),
-        cpuPercentOfOneCore: point.cpu,
+        cpuPercentOfOneCore: {
+          server: point.cpu.server,
+          loadGenerator: point.cpu.loadGenerator,
+          machine: point.cpu.machine,
+        },
+        cpuMicrosPerRequest: point.cpuMicrosPerRequest === null ? null : round(point.cpuMicrosPerRequest, 1),
         ratioToHttpCeiling: ratios.toHttpCeiling === null ? null : round(ratios.toHttpCeiling, 3),
         ratioToDatabaseCeiling: ratios.toDatabaseCeiling === null ? null : round(ratios.toDatabaseCeiling, 3),
         ...(point.connections === undefined ? {} : { connections: point.connections }),
@@ -219,9 +249,27 @@ export function toJsonReport(
       databaseVersion: engine.databaseVersion,
       rounds: engine.rounds,
       servicePeakRssMB: engine.servicePeakRssBytes === null ? null : round(engine.servicePeakRssBytes / 1024 / 1024, 1),
+      tracedServicePeakRssMB:
+        engine.tracedServicePeakRssBytes === null ? null : round(engine.tracedServicePeakRssBytes / 1024 / 1024, 1),
+      tracedExports: engine.tracedExports,
       rowChecks: engine.rowChecks,
     })),
     budget,
+    tracing: compareTracing(points, engines).map((cost) => ({
+      engine: cost.engine,
+      path: cost.path,
+      concurrency: cost.concurrency,
+      perSecondOff: round(cost.off.measurement.perSecond, 1),
+      perSecondOn: round(cost.on.measurement.perSecond, 1),
+      rateRatio: round(cost.rateRatio, 3),
+      p50MsOff: round(cost.off.measurement.p50Ms, 3),
+      p50MsOn: round(cost.on.measurement.p50Ms, 3),
+      p99MsOff: round(cost.off.measurement.p99Ms, 3),
+      p99MsOn: round(cost.on.measurement.p99Ms, 3),
+      serviceCpuMicrosecondsPerRequestOff: cost.cpuMicrosecondsOff === null ? null : round(cost.cpuMicrosecondsOff, 1),
+      serviceCpuMicrosecondsPerRequestOn: cost.cpuMicrosecondsOn === null ? null : round(cost.cpuMicrosecondsOn, 1),
+      spansExportedPerRequest: cost.spansPerRequest === null ? null : round(cost.spansPerRequest, 3),
+    })),
     failures,
   };
 }

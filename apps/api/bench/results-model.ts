@@ -2,8 +2,43 @@ import type { CpuShare } from './cpu-usage.js';
 import type { Measurement } from './measurement.js';
 import type { Engine } from './options.js';
 
-/** What a row measures: the two ceilings, and the service answering a create or an invalid body. */
-export type Scenario = 'http-ceiling' | 'raw-insert' | 'create' | 'invalid-body';
+/**
+ * What a row measures: the ceilings (a bare HTTP server; the raw driver running the service's own
+ * statements), and the service answering an invalid body, a create, a read by id and a page of a
+ * listing; at the budget concurrency also with access logging off (what an access line costs) and
+ * with tracing on (`-traced`: every span exported).
+ */
+export type Scenario = 'http-ceiling' | 'raw-insert' | 'raw-select' | 'raw-page' | ServiceScenario;
+export type ServiceScenario =
+  | 'invalid-body'
+  | 'create'
+  | 'get'
+  | 'list'
+  | 'create-no-access-log'
+  | 'get-no-access-log'
+  | 'create-traced'
+  | 'invalid-body-traced';
+
+/** The same requests with tracing on. */
+export const TRACED: Readonly<Record<'create' | 'invalid-body', ServiceScenario>> = {
+  create: 'create-traced',
+  'invalid-body': 'invalid-body-traced',
+};
+
+/** The raw-driver ceiling each service scenario is compared with, on the same engine. */
+const DATABASE_CEILING: Partial<Record<Scenario, Scenario>> = {
+  create: 'raw-insert',
+  'create-no-access-log': 'raw-insert',
+  'create-traced': 'raw-insert',
+  get: 'raw-select',
+  'get-no-access-log': 'raw-select',
+  list: 'raw-page',
+};
+
+/** Scenarios answered by the service (the others are ceilings). */
+export function isServiceScenario(scenario: Scenario): boolean {
+  return scenario !== 'http-ceiling' && !scenario.startsWith('raw-');
+}
 
 export interface Point {
   readonly scenario: Scenario;
@@ -15,7 +50,12 @@ export interface Point {
   readonly peakRssBytes: number | null;
   /** CPU over the measured window (warm-up excluded), in percent of one core. */
   readonly cpu: CpuShare;
-  /** Raw inserts: database connections used. */
+  /**
+   * CPU time per answered request of the process under test (the service or the bare HTTP
+   * server; the raw loop's own process for a database ceiling), in microseconds.
+   */
+  readonly cpuMicrosPerRequest: number | null;
+  /** Database ceilings: connections used. */
   readonly connections?: number;
 }
 
@@ -30,11 +70,30 @@ export interface RowCheck {
   readonly ok: boolean;
 }
 
+/** What the OTLP sink received from one service run with tracing on. */
+export interface TracedExport {
+  readonly scenario: ServiceScenario;
+  /** Requests the service answered in the run's points, warm-ups included. */
+  readonly requests: number;
+  /** Spans exported (readiness probes' spans included: a few dozen). */
+  readonly spans: number;
+  /** OTLP export requests. */
+  readonly exports: number;
+  /** Export bodies the sink could not read as OTLP protobuf (none expected). */
+  readonly unreadable: number;
+}
+
 export interface EngineRun {
   readonly engine: Engine;
   readonly databaseVersion: string | null;
-  /** The service's VmHWM just before it was stopped: its peak RSS over the whole engine run. */
+  /**
+   * The service's VmHWM just before it was stopped: its peak RSS over the whole engine run (with
+   * tracing measured, the highest of the runs with tracing off).
+   */
   readonly servicePeakRssBytes: number | null;
+  /** The same for the runs with tracing on; null when tracing was not measured. */
+  readonly tracedServicePeakRssBytes: number | null;
+  readonly tracedExports: readonly TracedExport[];
   readonly rowCheck: RowCheck | null;
 }
 
@@ -45,15 +104,32 @@ export interface Failure {
 
 export function scenarioLabel(scenario: Scenario, engine: Engine | null): string {
   const on = engine === 'pglite' ? 'pglite' : 'postgres';
+  const raw = engine === 'pglite' ? 'PGlite' : 'pg';
   switch (scenario) {
     case 'http-ceiling':
       return 'ceiling: bare node:http';
     case 'raw-insert':
-      return engine === 'pglite' ? 'ceiling: raw INSERT, PGlite' : 'ceiling: raw INSERT, pg';
-    case 'create':
-      return `${on}: POST /plants`;
+      return `ceiling: raw INSERT, ${raw}`;
+    case 'raw-select':
+      return `ceiling: raw SELECT by id, ${raw}`;
+    case 'raw-page':
+      return `ceiling: raw page query, ${raw}`;
     case 'invalid-body':
       return `${on}: POST /plants invalid (400)`;
+    case 'create':
+      return `${on}: POST /plants`;
+    case 'get':
+      return `${on}: GET /plants/{id}`;
+    case 'list':
+      return `${on}: GET /plants?limit=20`;
+    case 'create-no-access-log':
+      return `${on}: POST /plants, no access log`;
+    case 'get-no-access-log':
+      return `${on}: GET /plants/{id}, no access log`;
+    case 'create-traced':
+      return `${on}: POST /plants, tracing on`;
+    case 'invalid-body-traced':
+      return `${on}: POST /plants invalid (400), tracing on`;
   }
 }
 
@@ -71,18 +147,16 @@ export function findPoint<P extends Point>(
 export interface Ratios {
   /** The service's rate over the bare node:http rate at the same concurrency. */
   readonly toHttpCeiling: number | null;
-  /** POST /plants over the raw INSERT rate on the same engine at the same concurrency. */
+  /** The service's rate over its raw-driver ceiling's (insert, select or page) on the same engine and concurrency. */
   readonly toDatabaseCeiling: number | null;
 }
 
 export function ratiosOf(point: Point, points: readonly Point[]): Ratios {
-  if (point.scenario !== 'create' && point.scenario !== 'invalid-body') {
-    return { toHttpCeiling: null, toDatabaseCeiling: null };
-  }
+  if (!isServiceScenario(point.scenario)) return { toHttpCeiling: null, toDatabaseCeiling: null };
   const rate = point.measurement.perSecond;
   const http = findPoint(points, 'http-ceiling', null, point.concurrency);
-  const database =
-    point.scenario === 'create' ? findPoint(points, 'raw-insert', point.engine, point.concurrency) : undefined;
+  const ceiling = DATABASE_CEILING[point.scenario];
+  const database = ceiling === undefined ? undefined : findPoint(points, ceiling, point.engine, point.concurrency);
   return {
     toHttpCeiling: http ? rate / http.measurement.perSecond : null,
     toDatabaseCeiling: database ? rate / database.measurement.perSecond : null,

@@ -5,7 +5,7 @@
  * share the same stretches of noise, is steadier, and the spread shows how far to trust it.
  */
 import type { Engine } from './options.js';
-import type { EngineRun, Point, RowCheck } from './results-model.js';
+import type { EngineRun, Point, RowCheck, TracedExport } from './results-model.js';
 
 /** Counts summed over every round of a point: an error in any round is an error. */
 export interface RoundTotals {
@@ -35,8 +35,12 @@ export interface EngineSummary {
   readonly databaseVersion: string | null;
   /** Rounds in which this engine's stage completed. */
   readonly rounds: number;
-  /** The highest of the rounds' service VmHWM. */
+  /** The highest of the rounds' service VmHWM (tracing off). */
   readonly servicePeakRssBytes: number | null;
+  /** The highest with tracing on; null when not measured. */
+  readonly tracedServicePeakRssBytes: number | null;
+  /** Every traced service run's exports, in round order. */
+  readonly tracedExports: readonly TracedExport[];
   /** Each round's check that every 200 was a new row, in round order. */
   readonly rowChecks: readonly RowCheck[];
 }
@@ -94,11 +98,16 @@ export function summarizeEngines(rounds: readonly (readonly EngineRun[])[]): Eng
   for (const run of rounds.flat()) groups.set(run.engine, [...(groups.get(run.engine) ?? []), run]);
   return [...groups].map(([engine, runs]) => {
     const peaks = runs.flatMap((run) => (run.servicePeakRssBytes === null ? [] : [run.servicePeakRssBytes]));
+    const tracedPeaks = runs.flatMap((run) =>
+      run.tracedServicePeakRssBytes === null ? [] : [run.tracedServicePeakRssBytes],
+    );
     return {
       engine,
       databaseVersion: runs.find((run) => run.databaseVersion !== null)?.databaseVersion ?? null,
       rounds: runs.length,
       servicePeakRssBytes: peaks.length === 0 ? null : Math.max(...peaks),
+      tracedServicePeakRssBytes: tracedPeaks.length === 0 ? null : Math.max(...tracedPeaks),
+      tracedExports: runs.flatMap((run) => run.tracedExports),
       rowChecks: runs.flatMap((run) => (run.rowCheck === null ? [] : [run.rowCheck])),
     };
   });

@@ -1,8 +1,11 @@
 /**
- * `pnpm bench`: builds (through turbo), starts the built service as a child process, and loads
- * `POST /plants` with autocannon at each concurrency on PostgreSQL and on the embedded database,
- * beside two ceilings measured on the same machine at the same concurrency: a bare node:http
- * server (HTTP) and raw single-row INSERTs through the driver (database). The whole sequence runs
+ * `pnpm bench`: builds (through turbo), starts the built service as a child process with its
+ * production settings (access lines and metrics on), and loads it with autocannon at each
+ * concurrency on PostgreSQL and on the embedded database: an invalid body (400), creates, reads by
+ * id and pages of the listing, and, at the budget concurrency, a create and a read again with
+ * access logging off (what an access line costs). Beside them it measures ceilings on the same
+ * machine at the same concurrency: a bare node:http server (HTTP), and the raw driver running
+ * single-row INSERTs and the service's own read statements (database). The whole sequence runs
  * `--rounds` times, round after round, and each point reports its median round (see rounds.ts).
  * Prints a table and the budget's PASS/FAIL lines, and writes the same as JSON
  * (bench/results/latest.json).
@@ -11,18 +14,40 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { benchPlant, createIdSequence, invalidPlantJson, plantJson } from './bench-plants.js';
-import { evaluateBudget } from './budget.js';
-import { type InsertCeiling, startHttpCeiling, startInsertCeiling } from './ceiling-process.js';
+import {
+  benchPlant,
+  createIdSequence,
+  invalidPlantJson,
+  pagePath,
+  plantJson,
+  READ_SET_SIZE,
+  randomPageQuery,
+  randomReadId,
+  readSetPlant,
+} from './bench-plants.js';
+import { BUDGET_CONCURRENCY, evaluateBudget } from './budget.js';
+import { type DatabaseCeiling, startDatabaseCeiling, startHttpCeiling } from './ceiling-process.js';
+import type { CeilingKind } from './ceilings/ceiling-protocol.js';
 import { startCpuWindow } from './cpu-usage.js';
 import { Cleanups, gitCommit, runBench } from './entry-point.js';
-import { formatCpu, formatMs, formatRate } from './figures.js';
-import { type HttpLoad, measureHttp } from './http-load.js';
+import { formatCpu, formatMicros, formatMs, formatRate } from './figures.js';
+import { type BenchRequest, type HttpLoad, measureHttp } from './http-load.js';
 import type { Measurement } from './measurement.js';
 import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './options.js';
+import type { SinkCounts } from './otlp-sink/sink-protocol.js';
+import { type OtlpSink, startOtlpSink } from './otlp-sink-process.js';
 import { readProcessMemory, sampleRss } from './process-memory.js';
 import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
-import { type EngineRun, type Failure, type Point, type Scenario, scenarioLabel } from './results-model.js';
+import {
+  type EngineRun,
+  type Failure,
+  type Point,
+  type Scenario,
+  type ServiceScenario,
+  scenarioLabel,
+  TRACED,
+  type TracedExport,
+} from './results-model.js';
 import { mergeRounds, summarizeEngines } from './rounds.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
 import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
@@ -44,6 +69,8 @@ interface Context {
   readonly failures: Failure[];
   /** One sequence for every request of the run: an id is never sent twice. */
   readonly nextId: () => bigint;
+  /** Where the service's spans go when tracing is measured; undefined when it is not. */
+  readonly sink: OtlpSink | undefined;
 }
 
 async function main(): Promise<number> {
@@ -79,7 +106,13 @@ async function main(): Promise<number> {
   await mkdir(logDir, { recursive: true });
   const started = new Date();
   const machine = describeMachine(gitCommit(options.apiRoot));
-  const pointCount = options.concurrencies.length * (1 + 3 * options.engines.length);
+  // Per concurrency: the HTTP ceiling, and per engine 4 service scenarios and 3 database ceilings;
+  // at the budget concurrency 2 more per engine (access logging off); and the traced points.
+  const quietPoints = options.concurrencies.includes(BUDGET_CONCURRENCY) ? 2 * options.engines.length : 0;
+  const pointCount =
+    options.concurrencies.length * (1 + 7 * options.engines.length) +
+    quietPoints +
+    options.tracingConcurrencies.length * 2 * options.engines.length;
   // About 20 s per engine and round to create storage, issue a token and start the processes.
   const roundSeconds = pointCount * (options.durationSeconds + options.warmupSeconds) + 20 * options.engines.length;
   progress(
@@ -93,6 +126,16 @@ async function main(): Promise<number> {
   const roundPoints: Point[][] = [];
   const roundRuns: EngineRun[][] = [];
   try {
+    // One sink for the whole run: it only counts what it receives.
+    const sink =
+      options.tracingConcurrencies.length === 0
+        ? undefined
+        : await startOtlpSink({
+            apiRoot: options.apiRoot,
+            env: options.childEnv,
+            logFile: join(logDir, 'otlp-sink.log'),
+          });
+    if (sink) cleanups.add('stop the OTLP sink', () => sink.stop());
     for (let round = 1; round <= options.rounds; round += 1) {
       if (options.rounds > 1) {
         // After the first round, the rounds so far are a better guess than the estimate.
@@ -101,7 +144,7 @@ async function main(): Promise<number> {
         const left = minutes(perRound * (options.rounds - round + 1));
         progress(`Round ${round} of ${options.rounds} (about ${left} min left)`);
       }
-      const context: Context = { options, logDir, round, points: [], failures, nextId };
+      const context: Context = { options, logDir, round, points: [], failures, nextId, sink };
       const runs: EngineRun[] = [];
       await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
       for (const engine of options.engines) {
@@ -118,7 +161,9 @@ async function main(): Promise<number> {
   const points = mergeRounds(roundPoints);
   const engines = summarizeEngines(roundRuns);
   const budget = evaluateBudget(points, engines);
-  process.stdout.write(`\n${formatTable(points)}\n\n${formatSummary(machine, options, engines, budget, failures)}\n`);
+  process.stdout.write(
+    `\n${formatTable(points)}\n\n${formatSummary(machine, options, points, engines, budget, failures)}\n`,
+  );
   const report = toJsonReport(started, machine, options, points, engines, budget, failures);
   await mkdir(dirname(options.outputFile), { recursive: true });
   await writeFile(options.outputFile, `${JSON.stringify(report, null, 2)}\n`);
@@ -169,72 +214,182 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
   const { options } = context;
   const storage = await createStorage(context, engine);
   try {
+    // What production runs: NODE_ENV=production, an access line per request (LOG_LEVEL's default,
+    // info) and metrics on.
     const env: Record<string, string> = {
       ...options.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
       // The bench runs production settings on the embedded database too.
       ALLOW_EMBEDDED_DATABASE: 'true',
-      LOG_LEVEL: 'warn',
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...(options.servicePoolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.servicePoolSize) }),
     };
     // Before the service starts: the token command creates the schema, and PGlite allows one process.
     progress(`${engine}: issuing a token`);
-    const token = await issueToken(options.apiRoot, env, { name: 'bench', scopes: ['plants:write'] });
-    progress(`${engine}: starting the service`);
-    const service = await startService(options.apiRoot, env, logFile(context, `service-${engine}`));
-    const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());
+    const token = await issueToken(options.apiRoot, env, { name: 'bench', scopes: ['plants:read', 'plants:write'] });
 
     let created = 0;
     // Requests still in flight when a run stops may be inserted without their 200 being counted.
     let unanswered = 0;
-    let servicePeakRssBytes: number | null = null;
-    try {
+    const countCreates = (point: Point, warmup: Measurement | undefined) => {
+      created += count200(point.measurement) + (warmup ? count200(warmup) : 0);
+      unanswered += point.concurrency * (warmup ? 2 : 1);
+    };
+    const peaks: (number | null)[] = [];
+    await withService(context, engine, env, 'service', peaks, async (service) => {
       // The 400s first: they write nothing, and measured after the creates they would share the
       // CPUs with PostgreSQL's own work on the rows just written (WAL, checkpoints, autovacuum).
       for (const scenario of ['invalid-body', 'create'] as const) {
         const load = createLoad(context, service.url, token, scenario);
         for (const concurrency of options.concurrencies) {
           const { point, warmup } = await measureHttpPoint(context, load, scenario, engine, concurrency, service.pid);
-          if (scenario === 'create') {
-            created += count200(point.measurement) + (warmup ? count200(warmup) : 0);
-            unanswered += concurrency * (warmup ? 2 : 1);
-          }
+          if (scenario === 'create') countCreates(point, warmup);
         }
       }
-    } finally {
-      servicePeakRssBytes = await servicePeak(service);
-      await stopService();
+      progress(`${engine}: creating the ${READ_SET_SIZE} plants the reads read`);
+      created += await createReadSet(service.url, token);
+      for (const scenario of ['get', 'list'] as const) {
+        const load = createLoad(context, service.url, token, scenario);
+        for (const concurrency of options.concurrencies) {
+          await measureHttpPoint(context, load, scenario, engine, concurrency, service.pid);
+        }
+      }
+    });
+    // What an access line costs: the same service with LOG_LEVEL=warn, at the budget concurrency.
+    if (options.concurrencies.includes(BUDGET_CONCURRENCY)) {
+      const quiet = { ...env, LOG_LEVEL: 'warn' };
+      await withService(context, engine, quiet, 'service-no-access-log', peaks, async (service) => {
+        for (const scenario of ['create-no-access-log', 'get-no-access-log'] as const) {
+          const load = createLoad(context, service.url, token, scenario);
+          const { point, warmup } = await measureHttpPoint(
+            context,
+            load,
+            scenario,
+            engine,
+            BUDGET_CONCURRENCY,
+            service.pid,
+          );
+          if (scenario === 'create-no-access-log') countCreates(point, warmup);
+        }
+      });
+    }
+    // What tracing costs: the same requests to the service exporting every span to the bench's
+    // OTLP sink, a run of its own per path (so that the spans it sent count per path).
+    const tracedPeaks: (number | null)[] = [];
+    const tracedExports: TracedExport[] = [];
+    const { sink } = context;
+    if (sink !== undefined) {
+      for (const path of ['invalid-body', 'create'] as const) {
+        const scenario = TRACED[path];
+        const before = await sink.counts();
+        let requests = 0;
+        const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
+        await withService(context, engine, traced, `service-${scenario}`, tracedPeaks, async (service) => {
+          const load = createLoad(context, service.url, token, scenario);
+          for (const concurrency of options.tracingConcurrencies) {
+            const { point, warmup } = await measureHttpPoint(context, load, scenario, engine, concurrency, service.pid);
+            requests += point.measurement.completed + (warmup?.completed ?? 0);
+            if (path === 'create') countCreates(point, warmup);
+          }
+        });
+        tracedExports.push(await exportsSince(sink, scenario, before, requests));
+      }
     }
 
-    // The ceiling runs after the service, on the same database (its own table), and first
-    // counts the service's rows: every 200 must have been a real insert.
-    const ceiling = await startInsertCeiling(
+    // The ceilings run after the service, on the same database (the inserts in a table of their
+    // own, the reads on the service's plants), and first count the service's rows: every 200 must
+    // have been a real insert.
+    const ceiling = await startDatabaseCeiling(
       engine === 'postgres'
         ? { engine, url: storage.url ?? '', poolCap: options.rawPoolCap }
         : { engine, dataDir: storage.dataDir },
       {
         apiRoot: options.apiRoot,
         env: options.childEnv,
-        logFile: logFile(context, `insert-ceiling-${engine}`),
+        logFile: logFile(context, `database-ceiling-${engine}`),
       },
     );
-    const stopCeiling = cleanups.add(`stop the ${engine} insert ceiling`, () => ceiling.stop());
+    const stopCeiling = cleanups.add(`stop the ${engine} database ceiling`, () => ceiling.stop());
     const rows = ceiling.ready.servicePlants;
-    for (const concurrency of options.concurrencies) {
-      await measureInsertPoint(context, ceiling, engine, concurrency);
+    for (const kind of ['insert', 'select', 'page'] as const) {
+      for (const concurrency of options.concurrencies) {
+        await measureCeilingPoint(context, ceiling, engine, kind, concurrency);
+      }
     }
     await stopCeiling();
     return {
       engine,
       databaseVersion: ceiling.ready.version,
-      servicePeakRssBytes,
+      servicePeakRssBytes: highest(peaks),
+      tracedServicePeakRssBytes: highest(tracedPeaks),
+      tracedExports,
       rowCheck: { rows, created, unanswered, ok: rows !== null && rows >= created && rows <= created + unanswered },
     };
   } finally {
     await storage.dispose();
   }
+}
+
+/**
+ * Starts the service on `env`, runs `work` against it, then records its peak RSS (VmHWM over
+ * its whole life) in `peaks` and stops it.
+ */
+async function withService(
+  context: Context,
+  engine: Engine,
+  env: Readonly<Record<string, string>>,
+  name: string,
+  peaks: (number | null)[],
+  work: (service: ServiceProcess) => Promise<void>,
+): Promise<void> {
+  progress(`${engine}: starting the ${name === 'service' ? 'service' : `service (${name})`}`);
+  const service = await startService(context.options.apiRoot, env, logFile(context, `${name}-${engine}`));
+  const stopService = cleanups.add(`stop the ${engine} ${name}`, () => service.stop());
+  try {
+    await work(service);
+  } finally {
+    peaks.push(await servicePeak(service));
+    await stopService();
+  }
+}
+
+/** Creates the read set through the service (10,000 creates, 64 at a time); every one must be a 200. */
+async function createReadSet(url: string, token: string): Promise<number> {
+  let index = 0;
+  const measurement = await measureHttp(
+    {
+      url,
+      token,
+      nextRequest: () => ({ method: 'POST', path: '/plants', body: plantJson(readSetPlant(index++)) }),
+      expectedStatus: 200,
+    },
+    64,
+    { amount: READ_SET_SIZE },
+  );
+  if (measurement.unexpected > 0 || measurement.errors > 0 || measurement.completed < READ_SET_SIZE) {
+    throw new Error(
+      `creating the read set: ${measurement.completed} answered, statuses ${JSON.stringify(measurement.statusCodes)}, ${measurement.errors} errors`,
+    );
+  }
+  return count200(measurement);
+}
+
+/** What the sink received from one traced service run (its shutdown flushed the rest). */
+async function exportsSince(
+  sink: OtlpSink,
+  scenario: ServiceScenario,
+  before: SinkCounts,
+  requests: number,
+): Promise<TracedExport> {
+  const after = await sink.counts();
+  return {
+    scenario,
+    requests,
+    spans: after.spans - before.spans,
+    exports: after.requests - before.requests,
+    unreadable: after.unreadable - before.unreadable,
+  };
 }
 
 interface Storage {
@@ -263,14 +418,24 @@ async function createStorage(context: Context, engine: Engine): Promise<Storage>
   };
 }
 
-function createLoad(context: Context, url: string, token: string, scenario: 'create' | 'invalid-body'): HttpLoad {
-  const body = scenario === 'create' ? plantJson : invalidPlantJson;
-  return {
-    url,
-    token,
-    nextBody: () => body(benchPlant(context.nextId())),
-    expectedStatus: scenario === 'create' ? 200 : 400,
+/** The requests of a scenario: a new id for every create and invalid body, a random read otherwise. */
+function createLoad(context: Context, url: string, token: string, scenario: ServiceScenario): HttpLoad {
+  const requests: Record<ServiceScenario, () => BenchRequest> = {
+    'invalid-body': () => ({ method: 'POST', path: '/plants', body: invalidPlantJson(benchPlant(context.nextId())) }),
+    create: () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
+    'create-no-access-log': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
+    'create-traced': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
+    'invalid-body-traced': () => ({
+      method: 'POST',
+      path: '/plants',
+      body: invalidPlantJson(benchPlant(context.nextId())),
+    }),
+    get: () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
+    'get-no-access-log': () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
+    list: () => ({ method: 'GET', path: pagePath(randomPageQuery()) }),
   };
+  const invalid = scenario === 'invalid-body' || scenario === 'invalid-body-traced';
+  return { url, token, nextRequest: requests[scenario], expectedStatus: invalid ? 400 : 200 };
 }
 
 async function measureHttpPoint(
@@ -283,45 +448,61 @@ async function measureHttpPoint(
 ): Promise<{ point: Point; warmup: Measurement | undefined }> {
   const { warmupSeconds, durationSeconds } = context.options;
   const sampler = sampleRss(pid);
-  const warmup = warmupSeconds > 0 ? await measureHttp(load, concurrency, warmupSeconds) : undefined;
-  const cpu = await startCpuWindow({ serverPid: pid, generatorPid: undefined });
-  const measurement = await measureHttp(load, concurrency, durationSeconds);
+  const warmup = warmupSeconds > 0 ? await measureHttp(load, concurrency, { seconds: warmupSeconds }) : undefined;
+  const cpuWindow = await startCpuWindow({ serverPid: pid, generatorPid: undefined });
+  const measurement = await measureHttp(load, concurrency, { seconds: durationSeconds });
+  const cpu = await cpuWindow.stop();
   const point: Point = {
     scenario,
     engine,
     concurrency,
     measurement,
     peakRssBytes: (await sampler.stop()) ?? null,
-    cpu: await cpu.stop(),
+    cpu,
+    cpuMicrosPerRequest: perRequest(cpu.serverSeconds, measurement),
   };
   record(context, point);
   return { point, warmup };
 }
 
-async function measureInsertPoint(
+const CEILING_SCENARIO: Record<CeilingKind, Scenario> = {
+  insert: 'raw-insert',
+  select: 'raw-select',
+  page: 'raw-page',
+};
+
+async function measureCeilingPoint(
   context: Context,
-  ceiling: InsertCeiling,
+  ceiling: DatabaseCeiling,
   engine: Engine,
+  kind: CeilingKind,
   concurrency: number,
 ): Promise<void> {
   const { warmupSeconds, durationSeconds } = context.options;
   const sampler = sampleRss(ceiling.pid);
-  const measured = ceiling.measure(concurrency, warmupSeconds, durationSeconds);
+  const measured = ceiling.measure(kind, concurrency, warmupSeconds, durationSeconds);
   // The warm-up runs inside the ceiling process: CPU is counted from about when it ends.
   await Promise.race([measured, new Promise((resolve) => setTimeout(resolve, warmupSeconds * 1000))]);
-  const cpu = await startCpuWindow({ serverPid: undefined, generatorPid: ceiling.pid });
+  const cpuWindow = await startCpuWindow({ serverPid: undefined, generatorPid: ceiling.pid });
   const { measurement, connections } = await measured;
+  const cpu = await cpuWindow.stop();
   const peakRssBytes = (await sampler.stop()) ?? null;
   const point: Point = {
-    scenario: 'raw-insert',
+    scenario: CEILING_SCENARIO[kind],
     engine,
     concurrency,
     measurement,
     peakRssBytes,
-    cpu: await cpu.stop(),
+    cpu,
+    cpuMicrosPerRequest: perRequest(cpu.generatorSeconds, measurement),
     connections,
   };
   record(context, point);
+}
+
+/** CPU microseconds per completed request (or statement), null when either is unknown. */
+function perRequest(cpuSeconds: number | null, measurement: Measurement): number | null {
+  return cpuSeconds === null || measurement.completed === 0 ? null : (cpuSeconds * 1e6) / measurement.completed;
 }
 
 function record(context: Context, point: Point): void {
@@ -330,8 +511,14 @@ function record(context: Context, point: Point): void {
   progress(
     `  ${scenarioLabel(point.scenario, point.engine)} c=${point.concurrency}: ${formatRate(m.perSecond)}/s, ` +
       `p50 ${formatMs(m.p50Ms)} ms, p99 ${formatMs(m.p99Ms)} ms, non-2xx ${m.non2xx}, errors ${m.errors}, ` +
-      `CPU% ${formatCpu(point.cpu)}`,
+      `CPU% ${formatCpu(point.cpu)}, CPU ${formatMicros(point.cpuMicrosPerRequest)} us/req`,
   );
+}
+
+/** The highest of the peaks measured, null when none was. */
+function highest(peaks: readonly (number | null)[]): number | null {
+  const measured = peaks.filter((peak) => peak !== null);
+  return measured.length === 0 ? null : Math.max(...measured);
 }
 
 function count200(measurement: Measurement): number {

@@ -11,7 +11,7 @@ export interface ServiceProcess extends StartedProcess {
 }
 
 /**
- * Starts the built service (`node dist/index.js`) on a free port and waits until `/readyz`
+ * Starts the built service (`dist/index.js serve`) on a free port and waits until `/readyz`
  * answers 200 (its database is up). The port is chosen here rather than with PORT=0 because the
  * service logs its address at info level, which the bench turns off.
  */
@@ -22,7 +22,10 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const host = '127.0.0.1';
   const port = await findFreePort(host);
-  const started = startProcess([join(apiRoot, 'dist/index.js')], {
+  // Run as a program, as `pnpm start` and the image run it: its first line carries the runtime
+  // flags the service runs with.
+  const started = startProcess(['serve'], {
+    program: join(apiRoot, 'dist/index.js'),
     cwd: apiRoot,
     env: { ...env, HOST: host, PORT: String(port) },
     logFile,

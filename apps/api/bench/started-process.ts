@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { delimiter, dirname } from 'node:path';
 
 /** A process the bench started, with its output going to a log file. */
 export interface StartedProcess {
@@ -10,15 +11,24 @@ export interface StartedProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-export function startProcess(
-  args: readonly string[],
-  options: { readonly cwd: string; readonly env: Readonly<Record<string, string>>; readonly logFile: string },
-  ipc = false,
-): StartedProcess {
+export interface StartOptions {
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly logFile: string;
+  /**
+   * The program to run: this Node by default (`args` start with a script), or an executable
+   * script whose `#!` line runs Node (the service's entrypoint), found through PATH, where this
+   * Node's folder comes first: the same runtime either way.
+   */
+  readonly program?: string;
+}
+
+export function startProcess(args: readonly string[], options: StartOptions, ipc = false): StartedProcess {
   const log = openSync(options.logFile, 'w');
-  const child = spawn(process.execPath, [...args], {
+  const path = [dirname(process.execPath), options.env.PATH].filter(Boolean).join(delimiter);
+  const child = spawn(options.program ?? process.execPath, [...args], {
     cwd: options.cwd,
-    env: { ...options.env },
+    env: { ...options.env, PATH: path },
     stdio: ipc ? ['ignore', log, log, 'ipc'] : ['ignore', log, log],
   });
   closeSync(log);

@@ -13,6 +13,7 @@ import { addMetricsRoute } from './routes/metrics.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { addPlantRoutes } from './routes/plants.js';
 import { addWebhookRoutes } from './routes/webhooks.js';
+import type { Tracing } from './tracing/tracing.js';
 import type { UrlPolicy } from './webhooks/url-policy.js';
 
 export interface AppDependencies {
@@ -37,6 +38,8 @@ export interface AppDependencies {
   readonly metrics?: ServiceMetrics;
   /** Serve these metrics at `GET /metrics` on this app (default true; false when another listener serves them). */
   readonly serveMetrics?: boolean;
+  /** Server spans for requests, database spans under them. Absent: tracing is off. */
+  readonly tracing?: Tracing;
   /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
@@ -46,7 +49,7 @@ const PUBLIC_RECEIVERS_ONLY: UrlPolicy = { allowPrivateNetworks: false };
 
 /** The HTTP application, wired to its dependencies. Does no I/O of its own. */
 export function createApp(deps: AppDependencies): Koa<AppState> {
-  const { log, metrics } = deps;
+  const { log, metrics, tracing } = deps;
   const metricsRegistry = deps.serveMetrics === false ? undefined : metrics?.registry;
   const app = new Koa<AppState>();
   const router = new Router<AppState>();
@@ -63,12 +66,19 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   if (log) {
     app.on('error', (error: unknown, ctx?: AppContext) => {
       log.error(
-        { err: error, requestId: ctx?.state.requestId, method: ctx?.method, route: ctx && routeOf(ctx) },
+        {
+          err: error,
+          requestId: ctx?.state.requestId,
+          method: ctx?.method,
+          route: ctx && routeOf(ctx),
+          // Emitted inside the request's span: the line points at its trace.
+          ...tracing?.activeLogFields(),
+        },
         'request failed',
       );
     });
   }
-  app.use(observeRequests({ log, metrics }));
+  app.use(observeRequests({ log, metrics, tracing }));
   app.use(handleErrors());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -120,3 +120,134 @@ describe('deploy/plant-store.env.example', () => {
     expect(loadConfig(set)).toMatchObject({ production: true, databaseUrl: set.DATABASE_URL, port: 3000 });
   });
 });
+
+describe('loadConfig: traces', () => {
+  const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+
+  it('is off unless an OTLP endpoint is set, and when disabled or told no exporter', () => {
+    expect(loadConfig({}).tracing).toEqual({ enabled: false });
+    expect(loadConfig({ OTEL_TRACES_SAMPLER: 'always_off' }).tracing).toEqual({ enabled: false });
+    expect(loadConfig(ENDPOINT).tracing.enabled).toBe(true);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/traces' }).tracing.enabled).toBe(true);
+    expect(loadConfig({ ...ENDPOINT, OTEL_SDK_DISABLED: 'true' }).tracing).toEqual({ enabled: false });
+    expect(loadConfig({ ...ENDPOINT, OTEL_TRACES_EXPORTER: 'none' }).tracing).toEqual({ enabled: false });
+    expect(loadConfig({ ...ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing).toEqual({ enabled: false });
+  });
+
+  it('follows the specification’s defaults: http/protobuf, parent-based always-on, the batch processor’s numbers', () => {
+    expect(loadConfig(ENDPOINT).tracing).toEqual({
+      enabled: true,
+      exporter: {
+        protocol: 'http/protobuf',
+        url: 'http://collector:4318/v1/traces',
+        headers: {},
+        timeoutMs: 10_000,
+        compression: 'none',
+      },
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      batch: { scheduledDelayMs: 5_000, exportTimeoutMs: 30_000, maxQueueSize: 2_048, maxExportBatchSize: 512 },
+      serviceName: 'plant-store',
+      resourceAttributes: {},
+    });
+  });
+
+  it('reads every variable, the traces-specific ones over the generic ones', () => {
+    const tracing = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example/otlp/',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/custom/path',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Basic%20abc,x-tenant=a',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=b',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2000',
+      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '3000',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'none',
+      OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'gzip',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_BSP_EXPORT_TIMEOUT: '1000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.name=from-attributes',
+    }).tracing;
+    expect(tracing).toEqual({
+      enabled: true,
+      exporter: {
+        protocol: 'http/json',
+        url: 'https://traces.example/custom/path',
+        headers: { authorization: 'Basic abc', 'x-tenant': 'b' },
+        timeoutMs: 3_000,
+        compression: 'gzip',
+      },
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.25 },
+      batch: { scheduledDelayMs: 100, exportTimeoutMs: 1_000, maxQueueSize: 100, maxExportBatchSize: 10 },
+      serviceName: 'from-attributes',
+      resourceAttributes: { 'deployment.environment.name': 'staging' },
+    });
+    expect(
+      loadConfig({ ...ENDPOINT, OTEL_SERVICE_NAME: 'plants-eu', OTEL_RESOURCE_ATTRIBUTES: 'service.name=x' }),
+    ).toMatchObject({ tracing: { serviceName: 'plants-eu', resourceAttributes: {} } });
+    // The generic endpoint gets the traces path appended, with or without a trailing slash.
+    for (const endpoint of ['https://collector.example/otlp', 'https://collector.example/otlp/']) {
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toMatchObject({
+        tracing: { exporter: { url: 'https://collector.example/otlp/v1/traces' } },
+      });
+    }
+  });
+
+  it('refuses grpc, and every bad value, naming the variable (and never quoting a header value)', () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig({ ...ENDPOINT, ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(env)}`);
+    };
+    expect(refused({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBe(
+      'invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: this service exports OTLP over HTTP; use http/protobuf (the default) or http/json',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toContain(
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc is not supported',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http' })).toContain(
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json',
+    );
+    expect(refused({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toBe(
+      'invalid configuration: OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1',
+    );
+    expect(refused({ OTEL_TRACES_SAMPLER_ARG: 'half' })).toContain(
+      'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1',
+    );
+    expect(refused({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toContain(
+      'OTEL_TRACES_SAMPLER must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toContain(
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' })).toContain(
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an absolute http:// or https:// URL',
+    );
+    expect(refused({ OTEL_SDK_DISABLED: 'yes' })).toContain('OTEL_SDK_DISABLED must be true or false');
+    expect(refused({ OTEL_TRACES_EXPORTER: 'zipkin' })).toContain('OTEL_TRACES_EXPORTER must be otlp or none');
+    expect(refused({ OTEL_EXPORTER_OTLP_COMPRESSION: 'br' })).toContain(
+      'OTEL_EXPORTER_OTLP_COMPRESSION must be gzip or none',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_TIMEOUT: '0' })).toContain('OTEL_EXPORTER_OTLP_TIMEOUT must be an integer');
+    expect(refused({ OTEL_BSP_SCHEDULE_DELAY: '5s' })).toContain('OTEL_BSP_SCHEDULE_DELAY must be an integer');
+    expect(refused({ OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' })).toBe(
+      'invalid configuration: OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at most OTEL_BSP_MAX_QUEUE_SIZE',
+    );
+    const secret = 'Bearer%20s3cr3t%ZZ';
+    const headers = refused({ OTEL_EXPORTER_OTLP_HEADERS: `authorization=${secret}` });
+    expect(headers).toBe(
+      'invalid configuration: OTEL_EXPORTER_OTLP_HEADERS has a value for "authorization" that is not valid percent-encoding',
+    );
+    expect(refused({ OTEL_EXPORTER_OTLP_TRACES_HEADERS: 's3cr3t' })).toBe(
+      'invalid configuration: OTEL_EXPORTER_OTLP_TRACES_HEADERS must be a comma-separated list of key=value pairs',
+    );
+    expect(refused({ OTEL_RESOURCE_ATTRIBUTES: '=x' })).toContain('OTEL_RESOURCE_ATTRIBUTES must be a comma-separated');
+  });
+});

@@ -1,6 +1,15 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import {
+  DEFAULT_SERVICE_NAME,
+  OTLP_PROTOCOLS,
+  parseKeyValueList,
+  parseSamplerRatio,
+  resolveTracesUrl,
+  TRACES_SAMPLERS,
+  type TracingConfig,
+} from './tracing/tracing-config.js';
 import type { WebhookDispatcherOptions } from './webhooks/dispatcher.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry-schedule.js';
 
@@ -23,6 +32,31 @@ function booleanVariable(name: string, fallback: 'true' | 'false') {
       v.transform((value) => value === 'true'),
     ),
     fallback,
+  );
+}
+
+/** A string variable that `parse` turns into a value, or an issue naming the variable and what is wrong. */
+function parsedVariable<T>(name: string, parse: (text: string) => T) {
+  return v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      try {
+        return parse(dataset.value);
+      } catch (error) {
+        addIssue({ message: `${name} ${error instanceof Error ? error.message : String(error)}` });
+        return NEVER;
+      }
+    }),
+  );
+}
+
+function otlpProtocolVariable(name: string) {
+  return v.optional(
+    v.picklist(OTLP_PROTOCOLS, (issue) =>
+      issue.input === 'grpc'
+        ? `${name}=grpc is not supported: this service exports OTLP over HTTP; use http/protobuf (the default) or http/json`
+        : `${name} must be http/protobuf or http/json`,
+    ),
   );
 }
 
@@ -71,6 +105,45 @@ const EnvSchema = v.object({
   WEBHOOKS_POLL_MS: v.optional(integerVariable('WEBHOOKS_POLL_MS', 10, 60_000), '1000'),
   WEBHOOKS_LEASE_MS: v.optional(integerVariable('WEBHOOKS_LEASE_MS', 1_000, 3_600_000), '60000'),
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
+  // Traces: the standard OpenTelemetry variables (see the README's Traces section).
+  OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
+  OTEL_TRACES_EXPORTER: v.optional(
+    v.pipe(v.string(), v.picklist(['otlp', 'none'], 'OTEL_TRACES_EXPORTER must be otlp or none')),
+    'otlp',
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(
+    parsedVariable('OTEL_EXPORTER_OTLP_ENDPOINT', (text) => resolveTracesUrl(text, false)),
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: v.optional(
+    parsedVariable('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', (text) => resolveTracesUrl(text, true)),
+  ),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocolVariable('OTEL_EXPORTER_OTLP_PROTOCOL'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocolVariable('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'),
+  OTEL_EXPORTER_OTLP_HEADERS: v.optional(parsedVariable('OTEL_EXPORTER_OTLP_HEADERS', parseKeyValueList), ''),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: v.optional(
+    parsedVariable('OTEL_EXPORTER_OTLP_TRACES_HEADERS', parseKeyValueList),
+    '',
+  ),
+  OTEL_EXPORTER_OTLP_TIMEOUT: v.optional(integerVariable('OTEL_EXPORTER_OTLP_TIMEOUT', 1, 600_000), '10000'),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: v.optional(integerVariable('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 1, 600_000)),
+  OTEL_EXPORTER_OTLP_COMPRESSION: v.optional(
+    v.picklist(['gzip', 'none'], 'OTEL_EXPORTER_OTLP_COMPRESSION must be gzip or none'),
+    'none',
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: v.optional(
+    v.picklist(['gzip', 'none'], 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION must be gzip or none'),
+  ),
+  OTEL_TRACES_SAMPLER: v.optional(
+    v.picklist(TRACES_SAMPLERS, `OTEL_TRACES_SAMPLER must be one of ${TRACES_SAMPLERS.join(', ')}`),
+    'parentbased_always_on',
+  ),
+  OTEL_TRACES_SAMPLER_ARG: v.optional(parsedVariable('OTEL_TRACES_SAMPLER_ARG', parseSamplerRatio)),
+  OTEL_BSP_SCHEDULE_DELAY: v.optional(integerVariable('OTEL_BSP_SCHEDULE_DELAY', 0, 3_600_000), '5000'),
+  OTEL_BSP_EXPORT_TIMEOUT: v.optional(integerVariable('OTEL_BSP_EXPORT_TIMEOUT', 1, 600_000), '30000'),
+  OTEL_BSP_MAX_QUEUE_SIZE: v.optional(integerVariable('OTEL_BSP_MAX_QUEUE_SIZE', 1, 1_000_000), '2048'),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: v.optional(integerVariable('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 1, 1_000_000), '512'),
+  OTEL_SERVICE_NAME: v.optional(v.string()),
+  OTEL_RESOURCE_ATTRIBUTES: v.optional(parsedVariable('OTEL_RESOURCE_ATTRIBUTES', parseKeyValueList), ''),
 });
 
 /** Every environment variable the service reads (the env example and the README list them all). */
@@ -98,6 +171,8 @@ export interface Config {
    */
   readonly metrics: 'off' | 'app' | { readonly port: number };
   readonly webhooks: WebhooksConfig;
+  /** OpenTelemetry traces: on only when an OTLP endpoint is set (see TracingConfig). */
+  readonly tracing: TracingConfig;
 }
 
 /**
@@ -147,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('invalid configuration: WEBHOOKS_LEASE_MS must be at least twice WEBHOOKS_TIMEOUT_MS');
   }
   return {
+    tracing: tracingConfig(parsed),
     port: parsed.PORT,
     host: parsed.HOST,
     databaseUrl: parsed.DATABASE_URL,
@@ -172,5 +248,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: parsed.WEBHOOKS_CONCURRENCY,
       perWebhookConcurrency: WEBHOOK_PER_RECEIVER_CONCURRENCY,
     },
+  };
+}
+
+/**
+ * Traces are exported only when an OTLP endpoint is set, unless OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none say otherwise; the signal-specific variables win over the generic
+ * ones, as the OpenTelemetry specification says.
+ */
+function tracingConfig(parsed: v.InferOutput<typeof EnvSchema>): TracingConfig {
+  const url = parsed.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? parsed.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (url === undefined || parsed.OTEL_SDK_DISABLED || parsed.OTEL_TRACES_EXPORTER === 'none')
+    return { enabled: false };
+  const batch = {
+    scheduledDelayMs: parsed.OTEL_BSP_SCHEDULE_DELAY,
+    exportTimeoutMs: parsed.OTEL_BSP_EXPORT_TIMEOUT,
+    maxQueueSize: parsed.OTEL_BSP_MAX_QUEUE_SIZE,
+    maxExportBatchSize: parsed.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+  };
+  if (batch.maxExportBatchSize > batch.maxQueueSize) {
+    throw new ConfigError(
+      'invalid configuration: OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at most OTEL_BSP_MAX_QUEUE_SIZE',
+    );
+  }
+  const { 'service.name': namedInAttributes, ...resourceAttributes } = parsed.OTEL_RESOURCE_ATTRIBUTES;
+  return {
+    enabled: true,
+    exporter: {
+      protocol: parsed.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? parsed.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+      url,
+      headers: { ...parsed.OTEL_EXPORTER_OTLP_HEADERS, ...parsed.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+      timeoutMs: parsed.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? parsed.OTEL_EXPORTER_OTLP_TIMEOUT,
+      compression: parsed.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION ?? parsed.OTEL_EXPORTER_OTLP_COMPRESSION,
+    },
+    sampler: { name: parsed.OTEL_TRACES_SAMPLER, ratio: parsed.OTEL_TRACES_SAMPLER_ARG ?? 1 },
+    batch,
+    serviceName: parsed.OTEL_SERVICE_NAME ?? namedInAttributes ?? DEFAULT_SERVICE_NAME,
+    resourceAttributes,
   };
 }

@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, LOG_LEVELS, type LogLevel, serializeError } from './logger.js';
+import { createLogger, createLogOutput, LOG_LEVELS, type LogLevel, serializeError } from './logger.js';
 
 function capture(level: LogLevel) {
   const lines: string[] = [];
@@ -75,5 +80,78 @@ describe('serializeError', () => {
     const { log, entries } = capture('error');
     log.error({ err: new TypeError('bad') }, 'failed');
     expect(entries()[0]).toMatchObject({ message: 'failed', err: { type: 'TypeError', message: 'bad' } });
+  });
+});
+
+describe('createLogOutput', () => {
+  /** A FIFO opened for writing that nobody reads (yet): what a log pipe nobody reads looks like. */
+  async function blockedPipe() {
+    const dir = await mkdtemp(join(tmpdir(), 'plant-store-log-'));
+    const path = join(dir, 'log.fifo');
+    execFileSync('mkfifo', [path]);
+    // Read-write, so that opening does not wait for a reader.
+    const fd = openSync(path, 'r+');
+    return {
+      fd,
+      /** Reads everything written so far (and so unblocks the writer). */
+      async drain(): Promise<string> {
+        const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+        const chunks: Buffer[] = [];
+        const buffer = Buffer.alloc(1 << 16);
+        for (;;) {
+          let read = 0;
+          try {
+            read = readSync(reader, buffer);
+          } catch {
+            break; // EAGAIN: nothing more for now
+          }
+          if (read === 0) break;
+          chunks.push(Buffer.from(buffer.subarray(0, read)));
+        }
+        closeSync(reader);
+        return Buffer.concat(chunks).toString('utf8');
+      },
+      async close() {
+        closeSync(fd);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('batches lines, and writes them all when flushed', async () => {
+    const pipe = await blockedPipe();
+    try {
+      const output = createLogOutput(pipe.fd);
+      const log = createLogger({ destination: output });
+      for (let index = 0; index < 10; index++) log.info({ index }, 'line');
+      await output.flush(5_000);
+      const lines = (await pipe.drain()).trimEnd().split('\n');
+      expect(lines.map((line) => (JSON.parse(line) as { index: number }).index)).toEqual([
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+      ]);
+      expect(output.droppedLines()).toBe(0);
+    } finally {
+      await pipe.close();
+    }
+  });
+
+  it('drops and counts what a blocked destination cannot take beyond its 4 MB, and never holds up a flush', async () => {
+    const pipe = await blockedPipe();
+    try {
+      const output = createLogOutput(pipe.fd);
+      const log = createLogger({ destination: output });
+      // About 30 MB of lines against a pipe that takes 64 KiB and is never read meanwhile.
+      const filler = 'x'.repeat(200);
+      for (let index = 0; index < 100_000; index++) log.info({ index, filler }, 'line');
+      // Held: at most the 4 MB buffer (about 16,000 lines of these) and what the pipe took; the
+      // rest, some 84,000 lines, dropped and counted.
+      expect(output.droppedLines()).toBeGreaterThan(80_000);
+      const started = performance.now();
+      await output.flush(300);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      await pipe.drain();
+      await pipe.close();
+    }
   });
 });

@@ -20,7 +20,8 @@ async function collect(child: ChildProcess): Promise<{ code: number | null; stdo
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': the exit can be reported before the last of its output has been read.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, stdout, stderr };
 }
 

@@ -6,10 +6,13 @@ import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
-import type { Logger } from './logger.js';
+import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
-import { createServiceMetrics } from './metrics/service-metrics.js';
+import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.js';
 import { METRICS_PATH } from './routes/metrics.js';
+import { startTracing } from './tracing/start-tracing.js';
+import type { Tracing } from './tracing/tracing.js';
+import type { TracingOn } from './tracing/tracing-config.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export interface RunningServer {
@@ -18,7 +21,10 @@ export interface RunningServer {
   /** Where the Prometheus metrics are served (on `url` or their own port); undefined when off. */
   readonly metricsUrl: string | undefined;
   readonly db: Database;
-  /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes the database. */
+  /**
+   * Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes the
+   * database, then exports the last spans (a couple of seconds at most).
+   */
   close(): Promise<void>;
 }
 
@@ -28,12 +34,36 @@ export interface StartOptions {
   readonly print?: (text: string) => void;
   /** The embedded data folder's lock was lost: the caller must stop writing (index.ts exits). */
   readonly onDataDirLockLost?: (error: Error) => void;
+  /** The log's destination, when it counts the lines it drops: the metrics show them. */
+  readonly logOutput?: Pick<LogOutput, 'droppedLines'>;
 }
 
 /** Opens the database (applying migrations), then listens. */
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const { log } = options;
-  const metrics = config.metrics === 'off' ? undefined : createServiceMetrics();
+  const metrics =
+    config.metrics === 'off'
+      ? undefined
+      : createServiceMetrics(options.logOutput ? { droppedLogLines: options.logOutput.droppedLines } : {});
+  // Off (the default): nothing of OpenTelemetry is loaded, and every instrumented place skips it.
+  const tracing = config.tracing.enabled
+    ? await startTracing(config.tracing, { log, databaseUrl: config.databaseUrl })
+    : undefined;
+  try {
+    return await startServing(config, options, metrics, tracing);
+  } catch (error) {
+    await tracing?.shutdown();
+    throw error;
+  }
+}
+
+async function startServing(
+  config: Config,
+  options: StartOptions,
+  metrics: ServiceMetrics | undefined,
+  tracing: Tracing | undefined,
+): Promise<RunningServer> {
+  const { log } = options;
   // Created once the database is open; until then there is nothing to nudge.
   let dispatcher: WebhookDispatcher | undefined;
   const db = await openDatabase({
@@ -43,6 +73,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     migrate: config.migrateOnStart,
     ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
     ...(metrics ? { observe: metrics.observeDatabaseCall } : {}),
+    ...(tracing ? { trace: tracing.databaseCalls } : {}),
     // New events are due now: deliver them at once rather than at the next poll.
     onWebhookEvents: () => dispatcher?.nudge(),
   });
@@ -57,6 +88,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       store: db,
       log,
       ...(metrics ? { observeAttempt: metrics.observeWebhookAttempt } : {}),
+      ...(tracing ? { tracing: tracing.deliveries } : {}),
     });
   }
   const app = createApp({
@@ -65,6 +97,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     log,
     webhooks: { urlPolicy: { allowPrivateNetworks: delivery.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
+    ...(tracing ? { tracing } : {}),
   });
   const server = createServer(app.callback());
   server.on('clientError', answerClientError);
@@ -84,6 +117,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
         url,
         database: db.engine,
         metrics: metricsUrl ?? 'off',
+        tracing: config.tracing.enabled ? describeTracing(config.tracing) : 'off',
         webhookDispatch: dispatcher !== undefined,
         // The runtime it really runs on (the project pins one: see the README's Runtime section).
         node: process.version,
@@ -112,10 +146,19 @@ export async function startServer(config: Config, options: StartOptions): Promis
     metricsUrl,
     db,
     close() {
-      closing ??= shutDown(server, metricsServer, dispatcher, db, config.shutdownTimeoutMs, log);
+      closing ??= shutDown(server, metricsServer, dispatcher, db, config.shutdownTimeoutMs, log).finally(
+        // Last: the spans of the requests and deliveries that finished during shutdown go too.
+        () => tracing?.shutdown(),
+      );
       return closing;
     },
   };
+}
+
+/** What the `listening` line says of tracing: where spans go (never the URL's credentials or headers). */
+function describeTracing(tracing: TracingOn): string {
+  const url = new URL(tracing.exporter.url);
+  return `${tracing.exporter.protocol} to ${url.origin}${url.pathname}`;
 }
 
 /** Listens; resolves with `http://host:port` as bound (the real port when `port` is 0). */

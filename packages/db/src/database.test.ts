@@ -9,6 +9,7 @@ import {
   TokenNameTakenError,
   TokenNotFoundError,
 } from './errors.js';
+import type { DatabaseOperation, TraceDatabaseCalls } from './observe.js';
 import { createTestStorage, type TestStorage, testEngines } from './testing.js';
 
 describe.each(testEngines())('repository on %s', (engine) => {
@@ -254,6 +255,69 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
           'deleteWebhook',
         ]),
       );
+    } finally {
+      await db.close();
+      await storage.dispose();
+    }
+  });
+});
+
+describe.each(testEngines())('tracing hooks on %s', (engine) => {
+  it('brackets each call with its operation as plain data, keeps a create’s traceparent for its deliveries', async () => {
+    const storage = await createTestStorage(engine);
+    const traced: Array<{ span: string; operation: DatabaseOperation; outcome?: string; error?: unknown }> = [];
+    // A tracer that traces only while `inRequest` (as the service's does only inside a request).
+    let inRequest = true;
+    const trace: TraceDatabaseCalls<string> = {
+      start(operation) {
+        if (!inRequest) return undefined;
+        traced.push({ span: `span ${traced.length}`, operation });
+        return `span ${traced.length - 1}`;
+      },
+      end(span, outcome, error) {
+        const entry = traced.find((candidate) => candidate.span === span);
+        if (entry) Object.assign(entry, { outcome, error });
+      },
+    };
+    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir, trace });
+    try {
+      const { token } = await db.issueToken({ name: 'traced', scopes: ['plants:read'] });
+      expect(await db.authenticateToken(token)).not.toBeNull();
+      // The token cache answers this one: no database call, nothing bracketed.
+      expect(await db.authenticateToken(token)).not.toBeNull();
+      const webhook = await db.createWebhook({ url: 'https://receiver.example/hook' });
+      const traceParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await db.createPlant({ id: 1n, name: 'Traced' }, traceParent);
+      await db.createPlant({ id: 2n, name: 'Untraced' });
+      await expect(db.createPlant({ id: 1n, name: 'Conflict' })).rejects.toBeInstanceOf(PlantConflictError);
+      expect(await db.findPlant(1n)).toMatchObject({ name: 'Traced' });
+      await db.ping();
+      expect(
+        traced.map(({ operation, outcome }) => [operation.statement, operation.table, operation.name, outcome]),
+      ).toEqual([
+        ['SELECT', 'api_tokens', 'authenticateToken', 'ok'],
+        ['INSERT', 'webhook_subscriptions', 'createWebhook', 'ok'],
+        ['INSERT', 'plants', 'createPlant', 'ok'],
+        ['INSERT', 'plants', 'createPlant', 'ok'],
+        ['INSERT', 'plants', 'createPlant', 'error'],
+        ['SELECT', 'plants', 'findPlant', 'ok'],
+        ['SELECT', undefined, 'ping', 'ok'],
+      ]);
+      expect(traced[4]?.error).toBeInstanceOf(PlantConflictError);
+
+      // The dispatcher's calls run outside any request: the tracer declines them.
+      inRequest = false;
+      const claims = await db.claimDeliveries({
+        limit: 10,
+        perWebhookLimit: 10,
+        leaseMs: 60_000,
+        excludeWebhookIds: [],
+      });
+      expect(claims.map((claim) => [claim.webhookId, claim.payload, claim.traceParent])).toEqual([
+        [webhook.id, '{"id":1,"name":"Traced"}', traceParent],
+        [webhook.id, '{"id":2,"name":"Untraced"}', null],
+      ]);
+      expect(traced).toHaveLength(7);
     } finally {
       await db.close();
       await storage.dispose();

@@ -9,15 +9,21 @@ import { lockDataDir } from './data-dir-lock.js';
 import { type DataDirLockedError, MigrationsPendingError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations, type MigrationTarget, pendingMigrations } from './migrate.js';
-import { type ObserveDatabaseCall, observed } from './observe.js';
+import {
+  type CallInstruments,
+  DATABASE_OPERATIONS,
+  type ObserveDatabaseCall,
+  observed,
+  type TraceDatabaseCalls,
+} from './observe.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
-import { findPlant } from './plants/find-plant.js';
-import type { SqlRunner } from './plants/insert-plants.js';
-import { listPlants, type PlantPage } from './plants/list-plants.js';
+import type { PlantPage } from './plants/list-plants.js';
+import { createPlantReader } from './plants/plant-reader.js';
 import { createPlantWriter } from './plants/plant-writer.js';
 import { withPreparedStatements } from './prepared-statements.js';
 import { translateError } from './prisma-errors.js';
+import type { SqlRunner } from './sql-runner.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
 import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
@@ -59,6 +65,11 @@ export interface DatabaseOptions {
   /** Called after every repository call with its duration (for metrics). */
   readonly observe?: ObserveDatabaseCall;
   /**
+   * Brackets every repository call (for traces): see TraceDatabaseCalls. A token lookup is
+   * bracketed only when it reaches the database, not when the token cache answers it.
+   */
+  readonly trace?: TraceDatabaseCalls;
+  /**
    * Called synchronously after each create statement that recorded webhook events has
    * committed, before those creates are answered: the webhook dispatcher's nudge (the new
    * deliveries are due now). Never called while no subscription exists, so an idle dispatcher
@@ -74,7 +85,12 @@ export interface Database {
   readonly engine: DatabaseEngine;
   /** Migrations that opening this database applied (empty when it was up to date). */
   readonly appliedMigrations: readonly string[];
-  createPlant(plant: NewPlant): Promise<CreatePlantResult>;
+  /**
+   * `traceParent`: the W3C traceparent of the request creating it (when traced), stored as is
+   * with the plant's webhook event, so that its deliveries can be traced as that request's
+   * children.
+   */
+  createPlant(plant: NewPlant, traceParent?: string): Promise<CreatePlantResult>;
   findPlant(id: bigint): Promise<StoredPlant | null>;
   /** One page of plants in ascending id order (see listPlants). */
   listPlants(query: ListPlantsQuery): Promise<PlantPage>;
@@ -109,7 +125,7 @@ export interface Database {
 /** Opens the configured database and applies pending migrations. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const opened = options.url ? await openPostgres(options.url, options) : await openPGlite(options);
-  return observeCalls(opened, options.observe);
+  return observeCalls(opened, options);
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
@@ -213,6 +229,8 @@ const PGLITE_WRITE_BATCHES = 1;
 const POSTGRES_WRITE_BATCHES = 1;
 /** Most creates one group-commit statement writes. */
 const MAX_WRITE_BATCH = 256;
+/** Most reads (by id, or pages) one statement answers. */
+const MAX_READ_BATCH = 256;
 /** Most creates waiting for a statement; beyond, 503 at once (the process is overloaded). */
 const MAX_QUEUED_CREATES = 4_096;
 /** A create that waited this long for its statement to start answers 503 (well within 2 s). */
@@ -227,19 +245,23 @@ function createDatabase(
   sql: SqlRunner,
   appliedMigrations: readonly string[],
   maxConcurrentWriteBatches: number,
-  { observe, onWebhookEvents }: DatabaseOptions,
+  { observe, trace, onWebhookEvents }: DatabaseOptions,
   closeConnections: () => Promise<void>,
 ): Database {
   let closing: Promise<void> | undefined;
-  const writer = createPlantWriter(sql, prisma, {
+  const writer = createPlantWriter(sql, {
     maxBatchSize: MAX_WRITE_BATCH,
     maxConcurrentBatches: maxConcurrentWriteBatches,
     maxQueued: MAX_QUEUED_CREATES,
     maxWaitMs: MAX_CREATE_WAIT_MS,
     ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
   });
-  // Timed inside the cache: the metric shows the database's lookups, not the cache's answers.
-  const lookUpToken = observed('authenticateToken', observe, (token: string) => authenticateToken(prisma, token));
+  const reader = createPlantReader(sql, { maxBatchSize: MAX_READ_BATCH });
+  // Timed and traced inside the cache: the metric and the spans show the database's lookups, not
+  // the cache's answers.
+  const lookUpToken = observed(DATABASE_OPERATIONS.authenticateToken, { observe, trace }, (token: string) =>
+    authenticateToken(sql, token),
+  );
   const tokens = createTokenCache(lookUpToken, {
     ttlMs: TOKEN_CACHE_TTL_MS,
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
@@ -247,10 +269,10 @@ function createDatabase(
   return {
     engine,
     appliedMigrations,
-    createPlant: (plant) => writer.create(plant),
-    findPlant: (id) => findPlant(prisma, id),
-    listPlants: (query) => listPlants(prisma, query),
-    deletePlant: (id) => deletePlant(prisma, id),
+    createPlant: (plant, traceParent) => writer.create(plant, traceParent),
+    findPlant: (id) => reader.find(id),
+    listPlants: (query) => reader.list(query),
+    deletePlant: (id) => deletePlant(sql, id),
     async issueToken(options) {
       try {
         return await issueToken(prisma, options);
@@ -292,23 +314,24 @@ function createDatabase(
   };
 }
 
-/** The same database, each data call timed for `observe`. */
-function observeCalls(db: Database, observe: ObserveDatabaseCall | undefined): Database {
-  if (!observe) return db;
+/** The same database, each data call timed for `observe` and bracketed by `trace`. */
+function observeCalls(db: Database, instruments: CallInstruments): Database {
+  if (!instruments.observe && !instruments.trace) return db;
+  const ops = DATABASE_OPERATIONS;
   return {
     ...db,
-    createPlant: observed('createPlant', observe, db.createPlant),
-    findPlant: observed('findPlant', observe, db.findPlant),
-    listPlants: observed('listPlants', observe, db.listPlants),
-    deletePlant: observed('deletePlant', observe, db.deletePlant),
-    createWebhook: observed('createWebhook', observe, db.createWebhook),
-    listWebhooks: observed('listWebhooks', observe, db.listWebhooks),
-    deleteWebhook: observed('deleteWebhook', observe, db.deleteWebhook),
-    listDeliveries: observed('listDeliveries', observe, db.listDeliveries),
-    resendDelivery: observed('resendDelivery', observe, db.resendDelivery),
-    claimDeliveries: observed('claimDeliveries', observe, db.claimDeliveries),
-    recordAttempt: observed('recordAttempt', observe, db.recordAttempt),
-    releaseClaim: observed('releaseClaim', observe, db.releaseClaim),
-    ping: observed('ping', observe, db.ping),
+    createPlant: observed(ops.createPlant, instruments, db.createPlant),
+    findPlant: observed(ops.findPlant, instruments, db.findPlant),
+    listPlants: observed(ops.listPlants, instruments, db.listPlants),
+    deletePlant: observed(ops.deletePlant, instruments, db.deletePlant),
+    createWebhook: observed(ops.createWebhook, instruments, db.createWebhook),
+    listWebhooks: observed(ops.listWebhooks, instruments, db.listWebhooks),
+    deleteWebhook: observed(ops.deleteWebhook, instruments, db.deleteWebhook),
+    listDeliveries: observed(ops.listDeliveries, instruments, db.listDeliveries),
+    resendDelivery: observed(ops.resendDelivery, instruments, db.resendDelivery),
+    claimDeliveries: observed(ops.claimDeliveries, instruments, db.claimDeliveries),
+    recordAttempt: observed(ops.recordAttempt, instruments, db.recordAttempt),
+    releaseClaim: observed(ops.releaseClaim, instruments, db.releaseClaim),
+    ping: observed(ops.ping, instruments, db.ping),
   };
 }

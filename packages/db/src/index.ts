@@ -16,7 +16,12 @@ export {
   WebhookLimitError,
 } from './errors.js';
 export { applyMigrations, type MigrationResult, type MigrationTarget, pendingMigrations } from './migrate.js';
-export type { DatabaseCall, ObserveDatabaseCall } from './observe.js';
+export type {
+  DatabaseCall,
+  DatabaseOperation,
+  ObserveDatabaseCall,
+  TraceDatabaseCalls,
+} from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';

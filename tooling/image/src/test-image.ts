@@ -116,6 +116,7 @@ async function runSteps(engine: ContainerEngine, database: ThrowawayDatabase, na
   pass('healthcheck', engine.name === 'podman' ? 'the image HEALTHCHECK reports healthy' : 'declared');
 
   await checkPlants(url, token);
+  await checkDocs(url);
 
   const stopping = Date.now();
   await runChecked(engine, ['stop', '--time', String(STOP_WITHIN_MS / 1000 + 20), name], { timeoutMs: 60_000 });
@@ -180,6 +181,19 @@ async function checkPlants(url: string, token: string): Promise<void> {
   if (deleted.status !== 204 || gone.status !== 404) fail('delete', `${deleted.status}, then GET ${gone.status}`);
   pass('plants', `created, read, listed and deleted plant ${PLANT_ID} (exact), then 404`);
 }
+
+/** The docs page and the Swagger UI files it loads, served from what the image kept of swagger-ui-dist. */
+async function checkDocs(url: string): Promise<void> {
+  for (const path of ['/docs', '/openapi.json', ...DOCS_ASSETS.map((file) => `/docs/assets/${file}`)]) {
+    const response = await fetch(`${url}${path}`);
+    const bytes = (await response.arrayBuffer()).byteLength;
+    if (response.status !== 200 || bytes === 0) fail('docs', `${path} answered ${response.status} (${bytes} bytes)`);
+  }
+  pass('docs', `/docs, /openapi.json and the ${DOCS_ASSETS.length} files of the page answered`);
+}
+
+/** What /docs/assets/ serves (apps/api/src/routes/docs.ts). */
+const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'index.css', 'favicon-32x32.png', 'init-swagger-ui.js'];
 
 main().catch((error: unknown) => {
   process.stderr.write(`image:test FAILED: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,9 +1,13 @@
 /** Messages between the bench and its ceiling processes (Node IPC, JSON-serialisable). */
 import type { Measurement } from '../measurement.js';
 
-/** Bench to an insert ceiling: run one point. */
+/** What a database ceiling runs: the plant insert, or the service's read statements. */
+export type CeilingKind = 'insert' | 'select' | 'page';
+
+/** Bench to a database ceiling: run one point. */
 export interface MeasureRequest {
   readonly type: 'measure';
+  readonly kind: CeilingKind;
   readonly concurrency: number;
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
@@ -15,8 +19,8 @@ export interface HttpCeilingReady {
   readonly port: number;
 }
 
-/** The insert ceiling has its table. */
-export interface InsertCeilingReady {
+/** The database ceiling has its table. */
+export interface DatabaseCeilingReady {
   readonly type: 'ready';
   /** `SELECT version()` of the database it inserts into. */
   readonly version: string;

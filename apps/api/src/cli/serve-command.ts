@@ -1,18 +1,24 @@
 import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Logger, LogOutput } from '../logger.js';
 import { startServer } from '../server.js';
 
 /**
  * `plant-store serve`: runs the service until SIGTERM or SIGINT, then shuts down gracefully
  * (stop accepting, finish the requests in flight, close the database) and exits 0.
  */
-export async function runServeCommand(config: Config, log: Logger): Promise<void> {
+export async function runServeCommand(
+  config: Config,
+  log: Logger,
+  logOutput: LogOutput,
+  exit: (code: number) => Promise<never>,
+): Promise<void> {
   const starting = startServer(config, {
     log,
+    logOutput,
     onDataDirLockLost: (error) => {
       // Another process has taken the data folder: writing on could corrupt it. Stop at once.
       log.fatal(error.message);
-      process.exit(1);
+      void exit(1);
     },
   });
   // Installed before the server is up, so a signal during start-up also shuts down cleanly.
@@ -21,10 +27,10 @@ export async function runServeCommand(config: Config, log: Logger): Promise<void
     starting
       .then((server) => server.close())
       .then(
-        () => process.exit(0),
+        () => exit(0),
         (error: unknown) => {
           log.error({ err: error }, 'shutdown failed');
-          process.exit(1);
+          return exit(1);
         },
       );
   };

@@ -40,8 +40,25 @@ export interface ServiceMetrics {
   observeWebhookAttempt(result: WebhookAttemptResult): void;
 }
 
-export function createServiceMetrics(): ServiceMetrics {
+export interface ServiceMetricsOptions {
+  /** Lines the log has dropped so far (its destination did not keep up): `log_lines_dropped_total`. */
+  readonly droppedLogLines?: () => number;
+}
+
+export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions = {}): ServiceMetrics {
   const registry = new Registry();
+  if (droppedLogLines) {
+    new Counter({
+      name: 'log_lines_dropped_total',
+      help: 'Log lines dropped because the log destination (stderr) did not keep up or failed.',
+      registers: [registry],
+      collect() {
+        // A counter's value as the log output counts it, read when scraped.
+        this.reset();
+        this.inc(droppedLogLines());
+      },
+    });
+  }
   // Process and Node metrics (CPU, memory, event loop lag, GC, handles), computed when scraped.
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { AppContext, AppState } from '../http/app-state.js';
 import type { Logger } from '../logger.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from '../metrics/service-metrics.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { REQUEST_ID_HEADER, readRequestId } from './request-id.js';
 
 export interface ObserveRequestsOptions {
@@ -9,26 +10,32 @@ export interface ObserveRequestsOptions {
   readonly log?: Logger | undefined;
   /** Where the request is counted and timed; nowhere when absent. */
   readonly metrics?: ServiceMetrics | undefined;
+  /** Where the request's server span goes; none when absent (tracing off). */
+  readonly tracing?: Tracing | undefined;
 }
 
 /**
  * First in the chain, outside the error middleware, so that it sees the status the client gets.
  * Gives every request an id (the client's X-Request-Id when sane), echoes it, and when the
  * response is ready writes one access line and records the request's metrics. The line has
- * chosen fields only: never headers, the raw path or query, or the body.
+ * chosen fields only: never headers, the raw path or query, or the body. With tracing on, the
+ * request runs in its server span (the child of the traceparent it brought), named by route
+ * pattern once the router has matched, and the line carries the span's trace_id and span_id.
  */
 const REQUEST_ID_HEADER_LOWER = REQUEST_ID_HEADER.toLowerCase();
 
-export function observeRequests({ log, metrics }: ObserveRequestsOptions): Middleware<AppState> {
+export function observeRequests({ log, metrics, tracing }: ObserveRequestsOptions): Middleware<AppState> {
   return async (ctx, next) => {
     const started = performance.now();
-    const header = ctx.req.headers[REQUEST_ID_HEADER_LOWER];
+    const { headers } = ctx.req;
+    const header = headers[REQUEST_ID_HEADER_LOWER];
     const requestId = readRequestId(typeof header === 'string' && header !== '' ? header : undefined);
     ctx.state.requestId = requestId;
     ctx.res.setHeader(REQUEST_ID_HEADER, requestId);
+    const span = tracing?.startRequest(ctx.method, headers);
     let failed = false;
     try {
-      await next();
+      await (span === undefined ? next() : tracing?.runInSpan(span, next));
     } catch (error) {
       // Not expected (the error middleware catches everything): Koa answers it with a 500.
       failed = true;
@@ -37,10 +44,17 @@ export function observeRequests({ log, metrics }: ObserveRequestsOptions): Middl
       const durationMs = performance.now() - started;
       const status = failed ? 500 : ctx.status;
       const route = routeOf(ctx);
-      log?.info(
-        { requestId, method: ctx.method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 },
-        'request',
-      );
+      const roundedMs = Math.round(durationMs * 1000) / 1000;
+      if (span === undefined) {
+        log?.info({ requestId, method: ctx.method, route, status, durationMs: roundedMs }, 'request');
+      } else {
+        tracing?.endRequest(span, ctx.method, route, status);
+        const { traceId, spanId } = span.spanContext();
+        log?.info(
+          { requestId, method: ctx.method, route, status, durationMs: roundedMs, trace_id: traceId, span_id: spanId },
+          'request',
+        );
+      }
       metrics?.observeRequest({ method: ctx.method, route, status, durationSeconds: durationMs / 1000 });
     }
   };

@@ -11,13 +11,16 @@ import { bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
 import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export interface PlantRoutesOptions {
   readonly db: Pick<Database, 'createPlant' | 'findPlant' | 'listPlants' | 'deletePlant' | 'authenticateToken'>;
   readonly bodyLimitBytes: number;
+  /** When tracing: a create stores its request's traceparent with its webhook event. */
+  readonly tracing?: Pick<Tracing, 'activeTraceParent'> | undefined;
 }
 
-export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }: PlantRoutesOptions): void {
+export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes, tracing }: PlantRoutesOptions): void {
   router.get('/plants', bearerAuth(db.authenticateToken, 'plants:read'), async (ctx) => {
     const { limit, tag, after } = readQueryParameters(ctx.querystring, ['limit', 'tag', 'after']);
     const query = parseInput(ListPlantsQuerySchema, {
@@ -46,7 +49,9 @@ export function addPlantRoutes(router: Router<AppState>, { db, bodyLimitBytes }:
       const checked = checkInput(NewPlantSchema, ctx.state.jsonBody);
       // Answered here rather than thrown: the invalid body is the commonest client error.
       if ('error' in checked) return respondError(ctx, checked.error);
-      const { plant } = await db.createPlant(checked.output);
+      // The request's traceparent goes with the plant's webhook event: its deliveries, sent later
+      // by whichever replica, are traced as this request's children.
+      const { plant } = await db.createPlant(checked.output, tracing?.activeTraceParent());
       respondJson(ctx, 200, plant);
     },
   );

@@ -48,7 +48,8 @@ export async function startServiceProcess(
   const child = spawnApi('index.ts', [], { ...env, PORT: '0' });
   let output = '';
   let url: string | undefined;
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  // 'close', not 'exit': the exit can be reported before the last of its output has been read.
+  const exited = once(child, 'close').then(([code]) => code as number | null);
   const listening = new Promise<string>((resolve, reject) => {
     const scan = (chunk: Buffer) => {
       const before = output.length;

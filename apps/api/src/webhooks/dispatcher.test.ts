@@ -83,6 +83,7 @@ class FakeStore implements DeliveryStore {
         url: delivery.url,
         secret: delivery.secret,
         payload: delivery.payload,
+        traceParent: null,
         attemptNumber: delivery.attempts.length + 1,
       });
     }

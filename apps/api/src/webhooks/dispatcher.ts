@@ -1,6 +1,7 @@
 import type { AttemptOutcome, ClaimedDelivery, Database } from '@plant-store/db';
 import type { Agent } from 'undici';
 import { createLogger, type Logger } from '../logger.js';
+import type { DeliveryTracing } from '../tracing/tracing.js';
 import { nextAttemptDelay } from './retry-schedule.js';
 import type { postWebhook as PostWebhook, PostWebhookResult } from './safe-http.js';
 import type { signWebhook as SignWebhook } from './sign.js';
@@ -61,6 +62,8 @@ export interface WebhookDispatcherOptions {
   readonly resolve?: ResolveHost;
   /** Called once per attempt with its result: for metrics. */
   readonly observeAttempt?: (result: AttemptResult) => void;
+  /** A span per attempt (the request sent, not its recording), its traceparent sent along. Absent: none. */
+  readonly tracing?: DeliveryTracing;
 }
 
 export interface WebhookDispatcher {
@@ -102,6 +105,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   const observeAttempt = options.observeAttempt ?? (() => {});
+  const { tracing } = options;
   // The HTTP client and the signing library are loaded with the first delivery: a service with
   // no subscription never pays for them (undici alone is about 20 MB of memory).
   let sender: Promise<Sender> | undefined;
@@ -220,11 +224,14 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       );
       return { statusCode: null, latencyMs: 0, error: 'could not sign the request' };
     }
-    return postWebhook(agent, claimed.url, claimed.payload, headers, {
+    const span = tracing?.start(claimed, headers);
+    const result = await postWebhook(agent, claimed.url, claimed.payload, headers, {
       timeoutMs,
       signal: shutdown.signal,
       ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
     });
+    if (span !== undefined) tracing?.end(span, result);
+    return result;
   }
 
   async function release(claimed: ClaimedDelivery): Promise<void> {

@@ -144,6 +144,7 @@ describe('postWebhook', () => {
     expect(await post(local(await answering('999 Weird')))).toMatchObject({
       statusCode: null,
       error: 'invalid HTTP status 999',
+      errorType: 'invalid_response',
     });
     expect(await post(local(await answering('600 Weird')))).toMatchObject({
       statusCode: null,
@@ -152,6 +153,7 @@ describe('postWebhook', () => {
     expect(await post(local(await answering('099 Weird')))).toMatchObject({
       statusCode: null,
       error: 'invalid HTTP response',
+      errorType: 'invalid_response',
     });
     expect(await post(local(await answering('599 Edge')))).toMatchObject({ statusCode: 599, error: 'HTTP 599' });
   });
@@ -200,7 +202,7 @@ describe('postWebhook', () => {
     const started = performance.now();
     const result = await post(local(receiver.port), { timeoutMs: 300 });
     const elapsed = performance.now() - started;
-    expect(result).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+    expect(result).toMatchObject({ statusCode: null, error: 'timed out after 300 ms', errorType: 'timeout' });
     expect(elapsed).toBeGreaterThanOrEqual(290);
     expect(elapsed).toBeLessThan(1_000);
     expect(result.latencyMs).toBeGreaterThanOrEqual(290);
@@ -226,7 +228,11 @@ describe('postWebhook', () => {
   it('reports a refused connection', async () => {
     const closed = await serve(() => {});
     await closed.close();
-    expect(await post(local(closed.port))).toMatchObject({ statusCode: null, error: 'connection refused' });
+    expect(await post(local(closed.port))).toMatchObject({
+      statusCode: null,
+      error: 'connection refused',
+      errorType: 'ECONNREFUSED',
+    });
   });
 
   it('stops at once when its signal aborts', async () => {
@@ -234,7 +240,7 @@ describe('postWebhook', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const result = await post(local(receiver.port), { signal: controller.signal });
-    expect(result).toMatchObject({ statusCode: null, error: 'aborted' });
+    expect(result).toMatchObject({ statusCode: null, error: 'aborted', errorType: 'aborted' });
     expect(result.latencyMs).toBeLessThan(1_000);
   });
 
@@ -276,7 +282,11 @@ describe('createSafeAgent', () => {
     const receiver = await serve((response) => response.writeHead(200).end());
     const url = `http://rebind.example:${receiver.port}/hook`;
     const refused = await post(url, { allowPrivateNetworks: false, resolve: resolving('127.0.0.1') });
-    expect(refused).toMatchObject({ statusCode: null, error: 'address not allowed (loopback 127.0.0.1)' });
+    expect(refused).toMatchObject({
+      statusCode: null,
+      error: 'address not allowed (loopback 127.0.0.1)',
+      errorType: 'address_not_allowed',
+    });
     // One bad address among good ones is enough to refuse.
     const mixed: ResolveHost = async () => [{ address: '93.184.215.14' }, { address: '10.0.0.7' }];
     const refusedToo = await post(url, { allowPrivateNetworks: false, resolve: mixed });

@@ -96,6 +96,11 @@ export interface PostWebhookResult {
   readonly latencyMs: number;
   /** Why the attempt failed, briefly; null for a 2xx. */
   readonly error: string | null;
+  /**
+   * When no response came, what kind of failure it was, from a small fixed set (`timeout`,
+   * `aborted`, `invalid_url`, an error code such as `ECONNREFUSED`): a trace's `error.type`.
+   */
+  readonly errorType?: string;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4096;
@@ -122,12 +127,14 @@ export async function postWebhook(
   try {
     parsed = new URL(url);
   } catch {
-    return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL' };
+    return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL', errorType: 'invalid_url' };
   }
   if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username || parsed.password) {
-    return { statusCode: null, latencyMs: latencyMs(), error: 'URL not allowed' };
+    return { statusCode: null, latencyMs: latencyMs(), error: 'URL not allowed', errorType: 'url_not_allowed' };
   }
-  if (bareHostname(parsed) === '') return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL' };
+  if (bareHostname(parsed) === '') {
+    return { statusCode: null, latencyMs: latencyMs(), error: 'invalid URL', errorType: 'invalid_url' };
+  }
 
   const attempt = attemptSignal(timeoutMs, signal);
   try {
@@ -140,13 +147,19 @@ export async function postWebhook(
         : signal?.aborted
           ? 'aborted'
           : describeFailure(error, timeoutMs);
-      return { statusCode: null, latencyMs: latencyMs(), error: reason };
+      const errorType = attempt.timedOut() ? 'timeout' : signal?.aborted ? 'aborted' : classifyFailure(error);
+      return { statusCode: null, latencyMs: latencyMs(), error: reason, errorType };
     }
     await drainAtMost(response.body, maxResponseBytes);
     const statusCode = response.statusCode;
     // undici passes on any three digits; HTTP statuses, and the delivery log's contract, end at 599.
     if (statusCode > MAX_HTTP_STATUS) {
-      return { statusCode: null, latencyMs: latencyMs(), error: `invalid HTTP status ${statusCode}` };
+      return {
+        statusCode: null,
+        latencyMs: latencyMs(),
+        error: `invalid HTTP status ${statusCode}`,
+        errorType: 'invalid_response',
+      };
     }
     return { statusCode, latencyMs: latencyMs(), error: describeStatus(statusCode) };
   } finally {
@@ -226,6 +239,16 @@ export function describeFailure(error: unknown, timeoutMs: number): string {
   if (network !== undefined) return network;
   if (isTlsError(error, code)) return truncate(`TLS error: ${error.message}`);
   return truncate(`request failed: ${error.message}${code === undefined ? '' : ` (${code})`}`);
+}
+
+/** A failed request as a trace's `error.type`: its error code, else its error class. */
+function classifyFailure(error: unknown): string {
+  const code = errorCode(error);
+  if (code !== undefined && UNDICI_TIMEOUTS.has(code)) return 'timeout';
+  if (code === ADDRESS_NOT_ALLOWED) return 'address_not_allowed';
+  if (code === 'ERR_ASSERTION') return 'invalid_response';
+  if (code !== undefined) return code;
+  return error instanceof Error ? error.name : '_OTHER';
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -1,8 +1,9 @@
-import type { NewPlant, StoredPlant } from '@plant-store/schema';
+import type { StoredPlant } from '@plant-store/schema';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
-import { type InsertedPlants, insertPlants, type SqlRunner } from './insert-plants.js';
+import type { SqlRunner } from '../sql-runner.js';
+import { findPlantRows } from './find-plant.js';
+import { type InsertedPlants, insertPlants, type PlantInsert } from './insert-plants.js';
 import { hasSameContent, toStoredPlant } from './plant-record.js';
 
 export interface CreatePlantResult {
@@ -24,11 +25,11 @@ const MAX_ATTEMPTS = 3;
  * The insert is the group-commit statement for one plant (insertPlants), so a plant written
  * this way gets its webhook event in the same transaction too; a replay or a conflict, none.
  * `onEvents` is called once that statement has committed, when it recorded webhook events.
+ * The event keeps `plant.traceParent`, when there is one.
  */
 export async function createPlant(
   sql: SqlRunner,
-  prisma: PrismaClient,
-  plant: NewPlant,
+  plant: PlantInsert,
   onEvents?: () => void,
 ): Promise<CreatePlantResult> {
   for (let attempt = 1; ; attempt++) {
@@ -42,11 +43,7 @@ export async function createPlant(
     if (inserted.ids.has(plant.id)) {
       return { plant: toStoredPlant({ id: plant.id, name: plant.name, tag: plant.tag ?? null }), created: true };
     }
-    const existing = await prisma.plant
-      .findUnique({ where: { id: plant.id }, select: { id: true, name: true, tag: true } })
-      .catch((error: unknown) => {
-        throw translateError(error);
-      });
+    const existing = (await findPlantRows(sql, [plant.id])).get(plant.id);
     if (existing) {
       if (hasSameContent(existing, plant)) return { plant: toStoredPlant(existing), created: false };
       throw new PlantConflictError(plant.id);

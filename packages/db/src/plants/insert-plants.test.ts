@@ -2,10 +2,11 @@ import type { NewPlant } from '@plant-store/schema';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
+import type { SqlRunner } from '../sql-runner.js';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
-import { insertPlants, type SqlRunner } from './insert-plants.js';
+import { insertPlants } from './insert-plants.js';
 import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
 interface EventRow {
@@ -64,7 +65,7 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
         return client.sql.query(text, values);
       },
     };
-    writer = createPlantWriter(counting, client.prisma, {
+    writer = createPlantWriter(counting, {
       maxBatchSize: 64,
       maxConcurrentBatches: 1,
       maxQueued: 10_000,
@@ -127,6 +128,28 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
       ['9223372036854775807', '{"id":9223372036854775807,"name":"Max \\"quoted\\" \\\\ é 🌱","tag":"top"}'],
     ]);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(3 * 3);
+  });
+
+  it('keeps each create’s traceparent with its own event, traced and untraced creates in one batch', async () => {
+    const parents = [
+      '00-11111111111111111111111111111111-1111111111111111-01',
+      undefined,
+      '00-33333333333333333333333333333333-3333333333333333-00',
+    ];
+    const ids = [27n, 26n, 25n];
+    statements.count = 0;
+    await Promise.all(ids.map((id, index) => writer.create({ id, name: `traced ${id}` }, parents[index])));
+    expect(statements.count).toBe(1);
+    const rows = await client.rows<{ plant_id: string; trace_parent: string | null }>(
+      `SELECT plant_id::text AS plant_id, trace_parent FROM webhook_events
+       WHERE plant_id = ANY ($1::text[]::bigint[]) ORDER BY plant_id`,
+      [ids.map(String)],
+    );
+    expect(rows).toEqual([
+      { plant_id: '25', trace_parent: parents[2] },
+      { plant_id: '26', trace_parent: null },
+      { plant_id: '27', trace_parent: parents[0] },
+    ]);
   });
 
   it('writes nothing for an idempotent replay or a conflict, and one event for ids repeated in a batch', async () => {

@@ -1,12 +1,13 @@
 import { type NewPlant, stringifyJson } from '@plant-store/schema';
 import { DatabaseUnavailableError } from '../errors.js';
+import type { SqlRunner } from '../sql-runner.js';
 
 /**
- * The driver under Prisma (a pg Pool, or the PGlite instance): both answer `query(text, values)`
- * with `{ rows }`. The plant insert goes straight to it (see insertPlants).
+ * A plant to insert, with the W3C traceparent of the request that creates it when that request
+ * is traced: its webhook event keeps it (an opaque string here), for the deliveries' spans.
  */
-export interface SqlRunner {
-  query<TRow>(text: string, values: unknown[]): Promise<{ rows: TRow[] }>;
+export interface PlantInsert extends NewPlant {
+  readonly traceParent?: string | undefined;
 }
 
 /**
@@ -15,7 +16,8 @@ export interface SqlRunner {
  * is skipped: a replay or a conflict, judged by the caller). Only for those, and only while a
  * subscription exists, `events` writes one event each (the payload built by the caller, joined
  * back by id: ids are unique in the arrays) and `deliveries` one pending delivery per
- * (event, subscription), due now. One statement is one transaction: the plants, events and
+ * (event, subscription), due now. The events keep each create's traceparent (`$5`, null when
+ * not traced). One statement is one transaction: the plants, events and
  * deliveries commit together or not at all. With no subscription, the uncorrelated EXISTS is a
  * one-time filter: the join is never run, and the outbox costs next to nothing.
  *
@@ -28,9 +30,10 @@ export const INSERT_PLANTS_SQL = `WITH inserted AS (
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 ), events AS (
-  INSERT INTO public.webhook_events (plant_id, payload)
-  SELECT input.id, input.payload
-  FROM inserted JOIN unnest($1::text[]::bigint[], $4::text[]) AS input (id, payload) USING (id)
+  INSERT INTO public.webhook_events (plant_id, payload, trace_parent)
+  SELECT input.id, input.payload, input.trace_parent
+  FROM inserted
+  JOIN unnest($1::text[]::bigint[], $4::text[], $5::text[]) AS input (id, payload, trace_parent) USING (id)
   WHERE EXISTS (SELECT FROM public.webhook_subscriptions)
   RETURNING id
 ), deliveries AS (
@@ -63,7 +66,7 @@ const MAX_ATTEMPTS = 3;
  * database: exact, never a double, the same on both drivers. `created_at` takes its column
  * default, as with Prisma's create.
  */
-export async function insertPlants(sql: SqlRunner, plants: readonly NewPlant[]): Promise<InsertedPlants> {
+export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[]): Promise<InsertedPlants> {
   // Rows go in ascending id order: an insert waits on an id another session inserted but has
   // not committed yet, so two replicas writing [x, y] and [y, x] would deadlock. One order for
   // every session cannot. The sort is stable: of repeated ids, the first to arrive is kept.
@@ -72,6 +75,7 @@ export async function insertPlants(sql: SqlRunner, plants: readonly NewPlant[]):
   const names: string[] = [];
   const tags: (string | null)[] = [];
   const payloads: string[] = [];
+  const traceParents: (string | null)[] = [];
   let previous: bigint | undefined;
   for (const plant of sorted) {
     if (plant.id === previous) continue;
@@ -80,10 +84,17 @@ export async function insertPlants(sql: SqlRunner, plants: readonly NewPlant[]):
     names.push(plant.name);
     tags.push(plant.tag ?? null);
     payloads.push(eventPayload(plant));
+    traceParents.push(plant.traceParent ?? null);
   }
   for (let attempt = 1; ; attempt++) {
     try {
-      const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [ids, names, tags, payloads]);
+      const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [
+        ids,
+        names,
+        tags,
+        payloads,
+        traceParents,
+      ]);
       return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
     } catch (error) {
       // A subscription deleted after this statement's snapshot was taken, before its foreign key

@@ -1,14 +1,9 @@
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { ListPlantsQuery, StoredPlant } from '@plant-store/schema';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrismaClient } from '../generated/prisma/client.js';
-import { applyMigrations } from '../migrate.js';
-import { createTestStorage, type TestEngine, type TestStorage, testEngines } from '../testing.js';
-import { listPlants } from './list-plants.js';
+import type { SqlRunner } from '../sql-runner.js';
+import { openTestClient } from '../test-support/open-test-client.js';
+import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { listPlantPages, listPlants } from './list-plants.js';
 
 // Enough rows that a scan of the table, or of one tag, costs far more than a page: the planner
 // then has a real choice to make, and a wrong one shows in the row counts. The last quarter is
@@ -73,62 +68,68 @@ interface SentQuery {
   readonly params: unknown[];
 }
 
-/** A Prisma client that records the SQL it sends, and the raw driver beneath it to EXPLAIN that SQL. */
+/** The driver as database.ts uses it, recording the statements sent, and a way to EXPLAIN them. */
 interface PlanHarness {
-  readonly prisma: PrismaClient;
+  readonly sql: SqlRunner;
   readonly sent: SentQuery[];
-  /** Runs one statement on the raw driver, bypassing Prisma. */
+  /** Runs one statement on the driver, unrecorded. */
   rawQuery(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 
-/** A client built as database.ts builds it, plus query logging into `sent`. */
-function createRecordingClient(adapter: PrismaPg | PrismaPGlite, sent: SentQuery[]): PrismaClient {
-  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  prisma.$on('query', (event) => {
-    sent.push({ query: event.query, params: JSON.parse(event.params) as unknown[] });
-  });
-  return prisma;
-}
-
-async function openPlanHarness(engine: TestEngine, storage: TestStorage): Promise<PlanHarness> {
+async function openPlanHarness(storage: TestStorage): Promise<PlanHarness> {
+  const client = await openTestClient(storage, 1);
   const sent: SentQuery[] = [];
-  if (engine === 'postgres') {
-    const url = storage.databaseUrl;
-    if (!url) throw new Error('the PostgreSQL test storage has no URL');
-    await applyMigrations({ kind: 'postgres', connectionString: url });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const prisma = createRecordingClient(new PrismaPg({ connectionString: url, max: 1 }), sent);
-    return {
-      prisma,
-      sent,
-      rawQuery: async (sql, params) => (await client.query(sql, params)).rows,
-      async close() {
-        await prisma.$disconnect();
-        await client.end();
-      },
-    };
-  }
-  const pglite = await PGlite.create(join(storage.dataDir, 'pgdata'));
-  await applyMigrations({ kind: 'pglite', client: pglite });
-  const prisma = createRecordingClient(new PrismaPGlite(pglite), sent);
   return {
-    prisma,
-    sent,
-    rawQuery: async (sql, params) => (await pglite.query<Record<string, unknown>>(sql, params)).rows,
-    async close() {
-      await prisma.$disconnect();
-      await pglite.close();
+    sql: {
+      query(text, values) {
+        sent.push({ query: text, params: values });
+        return client.sql.query(text, values);
+      },
     },
+    sent,
+    rawQuery: (text, params = []) => client.rows<Record<string, unknown>>(text, params),
+    close: () => client.close(),
   };
 }
 
-/** Runs a statement Prisma sent under `EXPLAIN ANALYZE`, with its parameters, on the raw driver. */
-async function explainAnalyze(harness: PlanHarness, statement: SentQuery): Promise<PlanNode> {
-  const [row] = await harness.rawQuery(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.query}`, statement.params);
+/** A parameter as an SQL literal (the test's own values: text, numbers and arrays of them only). */
+function literal(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
+  throw new Error(`no literal for ${String(value)}`);
+}
+
+/**
+ * Runs a statement listPlants sent under `EXPLAIN ANALYZE`, with its parameters, on the driver:
+ * with a plan made for these values (`custom`), or, as a prepared statement reused many times
+ * may be planned in production, with the generic plan made without them (`generic`).
+ */
+async function explainAnalyze(
+  harness: PlanHarness,
+  statement: SentQuery,
+  mode: 'custom' | 'generic',
+): Promise<PlanNode> {
+  let explained: unknown;
+  if (mode === 'custom') {
+    [explained] = (await harness.rawQuery(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.query}`, statement.params)).map(
+      (row) => row['QUERY PLAN'],
+    );
+  } else {
+    await harness.rawQuery(`PREPARE plan_check AS ${statement.query}`);
+    try {
+      await harness.rawQuery('SET plan_cache_mode = force_generic_plan');
+      const args = statement.params.map(literal).join(', ');
+      [explained] = (await harness.rawQuery(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE plan_check(${args})`)).map(
+        (row) => row['QUERY PLAN'],
+      );
+    } finally {
+      await harness.rawQuery('RESET plan_cache_mode');
+      await harness.rawQuery('DEALLOCATE plan_check');
+    }
+  }
   // Both drivers parse json columns; a string would mean one stopped doing so.
-  const explained = row?.['QUERY PLAN'];
   const [result] = (typeof explained === 'string' ? JSON.parse(explained) : explained) as { Plan: PlanNode }[];
   if (!result) throw new Error(`EXPLAIN returned no plan for ${statement.query}`);
   return result.Plan;
@@ -158,7 +159,7 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
 
   beforeAll(async () => {
     storage = await createTestStorage(engine);
-    harness = await openPlanHarness(engine, storage);
+    harness = await openPlanHarness(storage);
     await harness.rawQuery(SEED_SQL);
     await harness.rawQuery('ANALYZE plants');
   });
@@ -167,17 +168,51 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
     await storage?.dispose();
   });
 
-  it.each(cases)('reads at most limit + 1 rows, along an index: $name', async ({ query }) => {
-    harness.sent.length = 0;
-    const page = await listPlants(harness.prisma, query);
-    expect(page).toEqual(expectedPage(query));
+  it.each(cases)(
+    'reads at most limit + 1 rows, along an index, planned for its values or not: $name',
+    async ({ query }) => {
+      harness.sent.length = 0;
+      const page = await listPlants(harness.sql, query);
+      expect(page).toEqual(expectedPage(query));
+      if (query.after === 2n ** 63n - 1n) {
+        // Nothing can follow the largest id: answered without a statement.
+        expect(harness.sent).toHaveLength(0);
+        return;
+      }
 
-    expect(harness.sent).toHaveLength(1);
-    const [statement] = harness.sent;
-    if (!statement) throw new Error('Prisma logged no query');
-    const plan = await explainAnalyze(harness, statement);
+      expect(harness.sent).toHaveLength(1);
+      const [statement] = harness.sent;
+      if (!statement) throw new Error('listPlants sent no statement');
+      await expectBoundedPlans(harness, statement, query.tag !== undefined, query.limit + 1);
+    },
+  );
+
+  it('answers many pages with one statement per kind, each page as alone and as bounded', async () => {
+    const queries = cases.map(({ query }) => query);
+    harness.sent.length = 0;
+    expect(await listPlantPages(harness.sql, queries)).toEqual(queries.map(expectedPage));
+    // The untagged pages and the tagged ones, each a batch (the page after the largest id: none).
+    expect(harness.sent).toHaveLength(2);
+    const pages = (tags: boolean) =>
+      queries.filter((query) => (query.tag !== undefined) === tags && query.after !== 2n ** 63n - 1n).length;
+    for (const statement of harness.sent) {
+      const tags = statement.query.includes('q.tag');
+      // Every page reads at most limit + 1 rows: at most the largest page's, times the pages.
+      await expectBoundedPlans(harness, statement, tags, 101 * pages(tags));
+    }
+  });
+});
+
+/**
+ * The statement's plan, made for its values and generic, reads along the right index (the (tag,
+ * id) index with a tag, the primary key without), never scans the table, filters nothing out,
+ * and reads at most `maxRows` rows from any index scan.
+ */
+async function expectBoundedPlans(harness: PlanHarness, statement: SentQuery, tagged: boolean, maxRows: number) {
+  for (const mode of ['custom', 'generic'] as const) {
+    const plan = await explainAnalyze(harness, statement, mode);
     const nodes = planNodes(plan);
-    const shown = `${statement.query}\n${JSON.stringify(statement.params)}\n${describePlan(plan)}`;
+    const shown = `${mode} plan of\n${statement.query}\n${JSON.stringify(statement.params)}\n${describePlan(plan)}`;
 
     expect(
       nodes.map((node) => node['Node Type']),
@@ -185,7 +220,7 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
     ).not.toContain('Seq Scan');
     // With a tag, only the (tag, id) index bounds the read: walking the primary key and filtering
     // on the tag reads every row up to the next match, however far that is.
-    const index = query.tag === undefined ? 'plants_pkey' : 'plants_tag_id_idx';
+    const index = tagged ? 'plants_tag_id_idx' : 'plants_pkey';
     expect(
       nodes.some(
         (node) =>
@@ -194,10 +229,10 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
       ),
       shown,
     ).toBe(true);
-    for (const node of nodes.filter((node) => node['Node Type'].endsWith('Scan'))) {
-      expect(node['Actual Rows'] * node['Actual Loops'], shown).toBeLessThanOrEqual(query.limit + 1);
+    for (const node of nodes.filter((node) => node['Index Name'] !== undefined)) {
+      expect(node['Actual Rows'] * node['Actual Loops'], shown).toBeLessThanOrEqual(maxRows);
       expect(node['Rows Removed by Filter'] ?? 0, shown).toBe(0);
       expect(node['Rows Removed by Index Recheck'] ?? 0, shown).toBe(0);
     }
-  });
-});
+  }
+}

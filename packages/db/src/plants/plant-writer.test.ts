@@ -1,16 +1,11 @@
 import { type AddressInfo, createServer } from 'node:net';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { NewPlant } from '@plant-store/schema';
-import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
-import { PrismaClient } from '../generated/prisma/client.js';
-import { applyMigrations } from '../migrate.js';
+import type { SqlRunner } from '../sql-runner.js';
+import { openTestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import type { SqlRunner } from './insert-plants.js';
 import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
 const LIMITS = { maxQueued: 10_000, maxWaitMs: 5_000 };
@@ -21,12 +16,9 @@ async function silentDatabase(connectionTimeoutMillis: number) {
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const { port } = silent.address() as AddressInfo;
   const pool = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
-    prisma,
     sql: pool as SqlRunner,
     async close() {
-      await prisma.$disconnect();
       await pool.end();
       silent.close();
     },
@@ -34,49 +26,18 @@ async function silentDatabase(connectionTimeoutMillis: number) {
 }
 
 /**
- * The driver and the Prisma client on it, as database.ts builds them, counting the INSERT
- * statements sent through either.
+ * The driver, as database.ts uses it (every statement of the writer goes through it), over
+ * migrated storage, counting the INSERT statements sent.
  */
-function counting(driver: SqlRunner, adapter: PrismaPg | PrismaPGlite, inserts: { count: number }) {
-  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  prisma.$on('query', (event) => {
-    if (/\bINSERT\b/i.test(event.query)) inserts.count++;
-  });
+async function openClient(storage: TestStorage, inserts: { count: number }) {
+  const client = await openTestClient(storage);
   const sql: SqlRunner = {
     query(text, values) {
       if (/\bINSERT\b/i.test(text)) inserts.count++;
-      return driver.query(text, values);
+      return client.sql.query(text, values);
     },
   };
-  return { prisma, sql };
-}
-
-async function openClient(engine: string, storage: TestStorage, inserts: { count: number }) {
-  if (engine === 'postgres') {
-    const url = storage.databaseUrl ?? '';
-    await applyMigrations({ kind: 'postgres', connectionString: url });
-    const pool = new pg.Pool({ connectionString: url, max: 8 });
-    const { prisma, sql } = counting(pool, new PrismaPg(pool), inserts);
-    return {
-      prisma,
-      sql,
-      async close() {
-        await prisma.$disconnect();
-        await pool.end();
-      },
-    };
-  }
-  const pglite = await PGlite.create(join(storage.dataDir, 'pgdata'));
-  await applyMigrations({ kind: 'pglite', client: pglite });
-  const { prisma, sql } = counting(pglite, new PrismaPGlite(pglite), inserts);
-  return {
-    prisma,
-    sql,
-    async close() {
-      await prisma.$disconnect();
-      await pglite.close();
-    },
-  };
+  return { ...client, sql };
 }
 
 describe.each(testEngines())('group commit on %s', (engine) => {
@@ -87,8 +48,8 @@ describe.each(testEngines())('group commit on %s', (engine) => {
 
   beforeAll(async () => {
     storage = await createTestStorage(engine);
-    client = await openClient(engine, storage, inserts);
-    writer = createPlantWriter(client.sql, client.prisma, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
+    client = await openClient(storage, inserts);
+    writer = createPlantWriter(client.sql, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
   });
   afterAll(async () => {
     await client?.close();
@@ -170,7 +131,7 @@ describe('group commit when the database is out of reach', () => {
     const timeoutMs = 600;
     const database = await silentDatabase(timeoutMs);
     try {
-      const writer = createPlantWriter(database.sql, database.prisma, {
+      const writer = createPlantWriter(database.sql, {
         ...LIMITS,
         maxBatchSize: 64,
         maxConcurrentBatches: 1,
@@ -202,7 +163,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     const clients: Awaited<ReturnType<typeof openClient>>[] = [];
     beforeAll(async () => {
       storage = await createTestStorage(engine);
-      for (let index = 0; index < 2; index++) clients.push(await openClient(engine, storage, { count: 0 }));
+      for (let index = 0; index < 2; index++) clients.push(await openClient(storage, { count: 0 }));
     });
     afterAll(async () => {
       for (const client of clients) await client.close();
@@ -211,7 +172,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
 
     it('never deadlocks two writers inserting the same ids in opposite orders', async () => {
       const [a, b] = clients.map((client) =>
-        createPlantWriter(client.sql, client.prisma, { ...LIMITS, maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
+        createPlantWriter(client.sql, { ...LIMITS, maxBatchSize: 2_000, maxConcurrentBatches: 1 }),
       );
       if (!a || !b) throw new Error('two clients expected');
       for (let round = 0n; round < 5n; round++) {
@@ -233,7 +194,7 @@ describe('group commit limits', () => {
   it('refuses creates beyond maxQueued at once', async () => {
     const database = await silentDatabase(800);
     try {
-      const writer = createPlantWriter(database.sql, database.prisma, {
+      const writer = createPlantWriter(database.sql, {
         maxBatchSize: 1,
         maxConcurrentBatches: 1,
         maxQueued: 3,
@@ -264,7 +225,7 @@ describe('group commit limits', () => {
           setTimeout(() => resolve({ rows: (ids as string[]).map((id) => ({ id }) as TRow) }), 400),
         ),
     };
-    const writer = createPlantWriter(slow, {} as PrismaClient, {
+    const writer = createPlantWriter(slow, {
       maxBatchSize: 1,
       maxConcurrentBatches: 1,
       maxQueued: 10,
@@ -283,9 +244,9 @@ describe('group commit limits', () => {
   it('answers what is queued before close() resolves, and refuses creates after it', async () => {
     const inserts = { count: 0 };
     const storage = await createTestStorage('pglite');
-    const client = await openClient('pglite', storage, inserts);
+    const client = await openClient(storage, inserts);
     try {
-      const writer = createPlantWriter(client.sql, client.prisma, {
+      const writer = createPlantWriter(client.sql, {
         ...LIMITS,
         maxBatchSize: 64,
         maxConcurrentBatches: 1,

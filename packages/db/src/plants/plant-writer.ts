@@ -1,9 +1,10 @@
 import type { NewPlant } from '@plant-store/schema';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUnavailable, translateError } from '../prisma-errors.js';
+import type { SqlRunner } from '../sql-runner.js';
 import { type CreatePlantResult, createPlant } from './create-plant.js';
-import { insertPlants, type SqlRunner } from './insert-plants.js';
+import { findPlantRows } from './find-plant.js';
+import { insertPlants, type PlantInsert } from './insert-plants.js';
 import { hasSameContent, type PlantRow, toStoredPlant } from './plant-record.js';
 
 export interface PlantWriterOptions {
@@ -23,14 +24,16 @@ export interface PlantWriterOptions {
 }
 
 interface PendingCreate {
-  readonly plant: NewPlant;
+  /** With the creating request's traceparent, when traced: its webhook event keeps it. */
+  readonly plant: PlantInsert;
   readonly queuedAt: number;
   readonly resolve: (result: CreatePlantResult) => void;
   readonly reject: (error: unknown) => void;
 }
 
 export interface PlantWriter {
-  create(plant: NewPlant): Promise<CreatePlantResult>;
+  /** `traceParent`: stored with the plant's webhook event (see PlantInsert). */
+  create(plant: NewPlant, traceParent?: string): Promise<CreatePlantResult>;
   /** Refuses new creates, and resolves once every queued and running one is answered. */
   close(): Promise<void>;
 }
@@ -49,7 +52,7 @@ function overloaded(reason: string): DatabaseUnavailableError {
  * including a row written earlier in the same batch. Nothing resolves before its statement has
  * committed.
  */
-export function createPlantWriter(sql: SqlRunner, prisma: PrismaClient, options: PlantWriterOptions): PlantWriter {
+export function createPlantWriter(sql: SqlRunner, options: PlantWriterOptions): PlantWriter {
   const queue: PendingCreate[] = [];
   let inFlight = 0;
   let pumpScheduled = false;
@@ -95,7 +98,7 @@ export function createPlantWriter(sql: SqlRunner, prisma: PrismaClient, options:
     while (queue.length > 0 && inFlight < options.maxConcurrentBatches) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight++;
-      void writeBatch({ sql, prisma, notifyEvents }, batch)
+      void writeBatch({ sql, notifyEvents }, batch)
         .then((unavailable) => {
           // The database is out of reach: what waits behind this batch would wait a whole
           // timeout more for the same answer. Answer it now (503, retry) instead.
@@ -115,13 +118,15 @@ export function createPlantWriter(sql: SqlRunner, prisma: PrismaClient, options:
   }
 
   return {
-    create(plant) {
+    create(plant, traceParent) {
       if (closed) return Promise.reject(overloaded('the database is closing'));
       if (queue.length >= options.maxQueued) {
         return Promise.reject(overloaded(`${queue.length} creates are already waiting for the database`));
       }
       return new Promise((resolve, reject) => {
-        queue.push({ plant, queuedAt: performance.now(), resolve, reject });
+        // A copy only for a traced create: an untraced one (the usual case) allocates nothing more.
+        const insert: PlantInsert = traceParent === undefined ? plant : { ...plant, traceParent };
+        queue.push({ plant: insert, queuedAt: performance.now(), resolve, reject });
         schedulePump();
       });
     },
@@ -138,7 +143,6 @@ export function createPlantWriter(sql: SqlRunner, prisma: PrismaClient, options:
 /** What writing a batch takes. */
 interface WriteContext {
   readonly sql: SqlRunner;
-  readonly prisma: PrismaClient;
   /** Called after a statement that recorded webhook events has committed, before answering. */
   readonly notifyEvents: () => void;
 }
@@ -189,11 +193,7 @@ async function writeBatch(context: WriteContext, batch: readonly PendingCreate[]
   if (others.length === 0) return undefined;
   let stored: Map<bigint, PlantRow>;
   try {
-    const rows = await context.prisma.plant.findMany({
-      where: { id: { in: [...new Set(others.map(({ plant }) => plant.id))] } },
-      select: { id: true, name: true, tag: true },
-    });
-    stored = new Map(rows.map((row) => [row.id, row]));
+    stored = await findPlantRows(context.sql, [...new Set(others.map(({ plant }) => plant.id))]);
   } catch (error) {
     const failure = translateError(error);
     for (const pending of others) pending.reject(failure);
@@ -222,7 +222,7 @@ async function writeBatch(context: WriteContext, batch: readonly PendingCreate[]
  */
 async function writeAlone(context: WriteContext, pending: PendingCreate): Promise<unknown> {
   try {
-    pending.resolve(await createPlant(context.sql, context.prisma, pending.plant, context.notifyEvents));
+    pending.resolve(await createPlant(context.sql, pending.plant, context.notifyEvents));
     return undefined;
   } catch (failure) {
     pending.reject(failure);

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from '../migrate.js';
-import type { SqlRunner } from '../plants/insert-plants.js';
+import type { SqlRunner } from '../sql-runner.js';
 import type { TestStorage } from '../testing.js';
 
 /** The driver and the Prisma client on it, as database.ts builds them, over migrated storage. */

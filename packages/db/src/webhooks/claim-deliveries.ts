@@ -1,5 +1,5 @@
-import type { SqlRunner } from '../plants/insert-plants.js';
 import { translateError } from '../prisma-errors.js';
+import type { SqlRunner } from '../sql-runner.js';
 import type { ClaimedDelivery } from './webhook-records.js';
 
 export interface ClaimOptions {
@@ -56,7 +56,7 @@ export const CLAIM_DELIVERIES_SQL = `WITH candidates AS (
 )
 SELECT claimed.id::text AS id, claimed.lease_id::text AS lease_id, claimed.locked_until,
   claimed.event_id, claimed.subscription_id::text AS webhook_id, subscriptions.url, subscriptions.secret,
-  events.payload, claimed.attempt_count + 1 AS attempt_number
+  events.payload, events.trace_parent, claimed.attempt_count + 1 AS attempt_number
 FROM claimed
 JOIN public.webhook_events AS events ON events.id = claimed.event_id
 JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = claimed.subscription_id
@@ -71,6 +71,7 @@ interface ClaimedRow {
   readonly url: string;
   readonly secret: string;
   readonly payload: string;
+  readonly trace_parent: string | null;
   readonly attempt_number: number;
 }
 
@@ -102,6 +103,7 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
     url: row.url,
     secret: row.secret,
     payload: row.payload,
+    traceParent: row.trace_parent,
     attemptNumber: row.attempt_number,
   }));
 }

@@ -1,5 +1,5 @@
-import type { SqlRunner } from '../plants/insert-plants.js';
 import { translateError } from '../prisma-errors.js';
+import type { SqlRunner } from '../sql-runner.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from './webhook-records.js';
 
 /** Longest error text kept per attempt: a sentence, not a receiver's whole response. */

@@ -66,6 +66,11 @@ export interface ClaimedDelivery {
   readonly secret: string;
   /** The exact JSON body to send: the NewPlant `{id, name, tag?}`, id as a JSON integer. */
   readonly payload: string;
+  /**
+   * The W3C traceparent of the request that created the plant, when it was traced (else null):
+   * the parent of each attempt's span. Stored and returned as is.
+   */
+  readonly traceParent: string | null;
   /** 1 for the first attempt (attempts recorded so far + 1). */
   readonly attemptNumber: number;
 }

@@ -1,21 +1,28 @@
 /**
- * The database ceiling: raw single-row INSERTs of a plant-shaped row, `concurrency` of them in
- * flight at all times, straight through the driver (pg with a pool, or PGlite in process), into
- * a fresh table of the service's shape in the same database. Run as its own process; the bench
- * sends `measure` messages and reads `measured` answers.
+ * The database ceilings, straight through the driver (pg with a pool of one connection per
+ * in-flight statement up to a cap, or PGlite in process), `concurrency` statements in flight at
+ * all times, in the database the service just used:
+ * - insert: raw single-row INSERTs of a plant-shaped row into a fresh table of the service's shape;
+ * - select: the service's own read by id (FIND_PLANT_SQL), of random ids of the bench's read set;
+ * - page: the service's own page queries (LIST_PLANTS_SQL, LIST_TAGGED_PLANTS_SQL) with the
+ *   parameters the service sends for the bench's random pages.
+ * On PostgreSQL the reads are named (prepared) statements, as the service sends them. Run as its
+ * own process; the bench sends `measure` messages and reads `measured` answers.
  *
- *   insert-ceiling.ts --engine postgres --url URL --pool-cap 64
- *   insert-ceiling.ts --engine pglite --data-dir DIR
+ *   database-ceiling.ts --engine postgres --url URL --pool-cap 64
+ *   database-ceiling.ts --engine pglite --data-dir DIR
  */
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { FIND_PLANT_SQL, LIST_PLANTS_SQL, LIST_TAGGED_PLANTS_SQL } from '@plant-store/db/statements';
 import pg from 'pg';
-import { type BenchPlant, benchPlant, createIdSequence } from '../bench-plants.js';
+import { benchPlant, createIdSequence, READ_PAGE_LIMIT, randomPageQuery, randomReadId } from '../bench-plants.js';
 import { type Measurement, microsecondsToMs } from '../measurement.js';
 import {
+  type CeilingKind,
+  type DatabaseCeilingReady,
   type Failed,
-  type InsertCeilingReady,
   isMessage,
   type Measured,
   type MeasureRequest,
@@ -35,13 +42,40 @@ const COUNT_SERVICE_PLANTS = `
   SELECT CASE WHEN to_regclass('public.plants') IS NULL THEN NULL
          ELSE (SELECT count(*) FROM plants)::int END AS n`;
 
-type Insert = (plant: BenchPlant) => Promise<unknown>;
+/** One statement of a kind, with its parameters (and its prepared statement's name on PostgreSQL). */
+interface Statement {
+  readonly name: string | undefined;
+  readonly text: string;
+  readonly values: unknown[];
+}
 
-interface InsertTarget {
+/** The next statement each kind runs: what the service would send for the bench's requests. */
+function nextStatement(kind: CeilingKind, nextId: () => bigint): Statement {
+  switch (kind) {
+    case 'insert': {
+      const plant = benchPlant(nextId());
+      return { name: undefined, text: INSERT, values: [plant.id.toString(), plant.name, plant.tag] };
+    }
+    case 'select':
+      return { name: 'ceiling_find_plant', text: FIND_PLANT_SQL, values: [randomReadId().toString()] };
+    case 'page': {
+      // As listPlants sends a page: from `after + 1`, one row more than the page holds.
+      const { after, tag } = randomPageQuery();
+      const from = (after + 1n).toString();
+      return tag === undefined
+        ? { name: 'ceiling_list_plants', text: LIST_PLANTS_SQL, values: [from, READ_PAGE_LIMIT + 1] }
+        : { name: 'ceiling_list_tagged', text: LIST_TAGGED_PLANTS_SQL, values: [tag, from, READ_PAGE_LIMIT + 1] };
+    }
+  }
+}
+
+type Run = (statement: Statement) => Promise<unknown>;
+
+interface CeilingTarget {
   readonly version: string;
   readonly servicePlants: number | null;
-  /** An insert function able to keep `concurrency` inserts in flight, and its connection count. */
-  connect(concurrency: number): Promise<{ insert: Insert; connections: number; release(): Promise<void> }>;
+  /** A function able to keep `concurrency` statements in flight, and its connection count. */
+  connect(concurrency: number): Promise<{ run: Run; connections: number; release(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -59,7 +93,7 @@ const target = await openTarget().catch((error: unknown) =>
   failAndExit({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
 );
 const nextId = createIdSequence();
-const ready: InsertCeilingReady = { type: 'ready', version: target.version, servicePlants: target.servicePlants };
+const ready: DatabaseCeilingReady = { type: 'ready', version: target.version, servicePlants: target.servicePlants };
 process.send?.(ready);
 
 let queue = Promise.resolve();
@@ -69,7 +103,7 @@ process.on('message', (message: unknown) => {
     try {
       const connected = await target.connect(message.concurrency);
       try {
-        const measurement = await measureInserts(connected.insert, message);
+        const measurement = await measureStatements(connected.run, message);
         const measured: Measured = { type: 'measured', measurement, connections: connected.connections };
         process.send?.(measured);
       } finally {
@@ -96,14 +130,14 @@ function failAndExit(failed: Failed): Promise<never> {
   });
 }
 
-async function openTarget(): Promise<InsertTarget> {
+async function openTarget(): Promise<CeilingTarget> {
   if (values.engine === 'postgres' && values.url !== undefined)
     return openPostgres(values.url, Number(values['pool-cap']));
   if (values.engine === 'pglite' && values['data-dir'] !== undefined) return openPGlite(values['data-dir']);
   throw new Error('usage: --engine postgres --url URL [--pool-cap N] | --engine pglite --data-dir DIR');
 }
 
-async function openPostgres(url: string, poolCap: number): Promise<InsertTarget> {
+async function openPostgres(url: string, poolCap: number): Promise<CeilingTarget> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -114,12 +148,12 @@ async function openPostgres(url: string, poolCap: number): Promise<InsertTarget>
       version,
       servicePlants,
       async connect(concurrency) {
-        // One connection per in-flight insert up to the cap; beyond it inserts queue in the pool.
+        // One connection per statement in flight up to the cap; beyond it they queue in the pool.
         const connections = Math.min(concurrency, poolCap);
         const pool = new pg.Pool({ connectionString: url, max: connections });
         return {
           connections,
-          insert: (plant) => pool.query(INSERT, [plant.id.toString(), plant.name, plant.tag]),
+          run: ({ name, text, values }) => pool.query(name === undefined ? { text, values } : { name, text, values }),
           release: () => pool.end(),
         };
       },
@@ -130,7 +164,7 @@ async function openPostgres(url: string, poolCap: number): Promise<InsertTarget>
   }
 }
 
-async function openPGlite(dataDir: string): Promise<InsertTarget> {
+async function openPGlite(dataDir: string): Promise<CeilingTarget> {
   // Imported here so that the PostgreSQL ceiling runs even where PGlite is not installed.
   const { PGlite } = await import('@electric-sql/pglite').catch((error: unknown) => {
     throw new Error(`@electric-sql/pglite must be a devDependency of @plant-store/api: ${String(error)}`);
@@ -146,7 +180,7 @@ async function openPGlite(dataDir: string): Promise<InsertTarget> {
     // PGlite is one connection: concurrent queries wait their turn inside it, as in the service.
     connect: async () => ({
       connections: 1,
-      insert: (plant) => db.query(INSERT, [plant.id.toString(), plant.name, plant.tag]),
+      run: ({ text, values }) => db.query(text, values),
       release: async () => {},
     }),
     close: () => db.close(),
@@ -154,11 +188,11 @@ async function openPGlite(dataDir: string): Promise<InsertTarget> {
 }
 
 /**
- * Keeps `concurrency` inserts in flight: warm-up first, then counts and times the inserts that
- * complete within the measured window. Phases are read from the clock, not from timers: PGlite
- * answers through microtasks only, so a timer would never fire while the inserts run.
+ * Keeps `concurrency` statements of the requested kind in flight: warm-up first, then counts and
+ * times those that complete within the measured window. Phases are read from the clock, not from
+ * timers: PGlite answers through microtasks only, so a timer would never fire while they run.
  */
-async function measureInserts(insert: Insert, request: MeasureRequest): Promise<Measurement> {
+async function measureStatements(run: Run, request: MeasureRequest): Promise<Measurement> {
   const latencyUs = createHistogram();
   const windowStart = performance.now() + request.warmupSeconds * 1000;
   const windowEnd = windowStart + request.durationSeconds * 1000;
@@ -168,7 +202,7 @@ async function measureInserts(insert: Insert, request: MeasureRequest): Promise<
   const worker = async () => {
     for (let started = performance.now(); started < windowEnd; started = performance.now()) {
       try {
-        await insert(benchPlant(nextId()));
+        await run(nextStatement(request.kind, nextId));
         const finished = performance.now();
         if (finished >= windowStart && finished < windowEnd) {
           completed += 1;
@@ -182,7 +216,7 @@ async function measureInserts(insert: Insert, request: MeasureRequest): Promise<
     }
   };
   await Promise.all(Array.from({ length: request.concurrency }, worker));
-  if (firstError !== undefined) process.stderr.write(`insert failed: ${String(firstError)}\n`);
+  if (firstError !== undefined) process.stderr.write(`${request.kind} failed: ${String(firstError)}\n`);
   return {
     perSecond: completed / request.durationSeconds,
     p50Ms: microsecondsToMs(latencyUs, 50),
