@@ -50,9 +50,11 @@ export function compareDocuments(before: string, after: string): Comparison {
   const { diffs } = apiCompare(JSON.parse(before), JSON.parse(after));
   const changes: ContractChange[] = [];
   const seen = new Set<string>();
+  const described = new Set(diffs.filter((diff) => diff.description).map((diff) => diff.type));
   for (const diff of diffs) {
-    // The same change is reported under components and again where an operation uses it: keep
-    // the operation's sentence, and a component's path only when no sentence names it.
+    // A change to a component is reported again, with a sentence, where an operation uses it:
+    // the component's bare path is kept only when no sentence of its type was given.
+    if (!diff.description && diff.path[0] === 'components' && described.has(diff.type)) continue;
     const description = diff.description || `${diff.action} ${diff.path.join('.')}`;
     const key = `${diff.type} ${description}`;
     if (seen.has(key)) continue;
