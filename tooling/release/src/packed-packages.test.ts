@@ -17,6 +17,11 @@ const run = promisify(execFile);
 const WORKSPACE = fileURLToPath(new URL('../../..', import.meta.url));
 const TSC = fileURLToPath(new URL('../node_modules/.bin/tsc', import.meta.url));
 const VALIBOT_VERSION = /^ {2}valibot: (\S+)$/m;
+/**
+ * Other Node binaries to run the consumer on as well, separated by `:` (set by
+ * .ci/published-packages-on-node-lines.sh for the lines that `engines` names besides the pin).
+ */
+const OTHER_NODES = (process.env.PLANT_STORE_CONSUMER_NODES ?? '').split(':').filter(Boolean);
 
 /** The consumer: typed against the installed packages' own declarations. */
 const CONSUMER = `import { createPlantStoreClient, isPlantStoreError, type StoredPlant } from '@plant-store/client';
@@ -39,6 +44,10 @@ export async function createAndRead(baseUrl: string, token: string): Promise<str
   return stringifyJson({ created, read, exact: read.id === id, missing });
 }
 `;
+/** What it prints: the plant as created and as read, the same exact id. */
+const CONSUMER_OUTPUT =
+  '{"created":{"id":9007199254740993,"name":"Monstera","tag":"aroid"},' +
+  '"read":{"id":9007199254740993,"name":"Monstera","tag":"aroid"},"exact":true,"missing":404}';
 /** Not type-checked: hands the command line to the compiled consumer. */
 const MAIN = `import { createAndRead } from './dist/consumer.js';
 process.stdout.write(await createAndRead(process.argv[2], process.argv[3]));
@@ -132,9 +141,19 @@ describe('the packed packages, installed with npm outside the workspace', () => 
     await run(TSC, ['-p', join(project, 'tsconfig.json')]);
     if (!service) throw new Error('no service');
     const { stdout } = await run(process.execPath, ['main.js', service.url, service.token], { cwd: project });
-    expect(stdout).toBe(
-      '{"created":{"id":9007199254740993,"name":"Monstera","tag":"aroid"},' +
-        '"read":{"id":9007199254740993,"name":"Monstera","tag":"aroid"},"exact":true,"missing":404}',
-    );
+    expect(stdout).toBe(CONSUMER_OUTPUT);
+  });
+
+  it.runIf(OTHER_NODES.length > 0)('run the consumer on the other Node lines that engines names', async () => {
+    if (!service) throw new Error('no service');
+    for (const [index, node] of OTHER_NODES.entries()) {
+      // A new plant each time (the id is the consumer's): delete the one before.
+      await fetch(new URL('/plants/9007199254740993', service.url), {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${service.token}` },
+      });
+      const { stdout } = await run(node, ['main.js', service.url, service.token], { cwd: project });
+      expect(stdout, `${node} (${index})`).toBe(CONSUMER_OUTPUT);
+    }
   });
 });
