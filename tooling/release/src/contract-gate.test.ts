@@ -1,0 +1,164 @@
+/**
+ * The gate on documents made from the committed one: a removed operation and a newly required
+ * field are breaking; a new optional field and a new description are not. The exit code follows:
+ * a breaking change passes only with a pending major changeset for a contract package, and a
+ * stale committed document always fails.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compareDocuments, formatDocument, runContractGate } from './contract-gate.js';
+
+const COMMAND = fileURLToPath(new URL('./openapi-command.ts', import.meta.url));
+const COMMITTED_TEXT = await readFile(new URL('../../../apps/api/openapi.json', import.meta.url), 'utf8');
+
+type Document = {
+  paths: Record<string, Record<string, { description?: string }>>;
+  components: { schemas: Record<string, { properties: Record<string, unknown>; required: string[] }> };
+};
+
+/** The committed document, changed by `edit`, in its committed form. */
+function changed(edit: (document: Document) => void): string {
+  const document = JSON.parse(COMMITTED_TEXT) as Document;
+  edit(document);
+  return formatDocument(JSON.stringify(document));
+}
+
+const removedOperation = changed((document) => {
+  delete document.paths['/plants/{id}']?.delete;
+});
+const requiredTag = changed((document) => {
+  document.components.schemas.NewPlant?.required.push('tag');
+});
+const optionalField = changed((document) => {
+  const newPlant = document.components.schemas.NewPlant;
+  if (newPlant) newPlant.properties.color = { type: 'string', description: 'Leaf colour' };
+});
+const newDescription = changed((document) => {
+  const get = document.paths['/plants']?.get;
+  if (get) get.description = 'Lists the plants, a page at a time.';
+});
+
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+});
+
+/** A checkout with the given documents and pending changesets. */
+async function checkout(documents: { committed: string; released: string }, changesets: Record<string, string> = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'plant-store-gate-'));
+  roots.push(root);
+  await mkdir(join(root, '.changeset'));
+  await mkdir(join(root, 'apps/api'), { recursive: true });
+  await writeFile(join(root, 'apps/api/openapi.json'), documents.committed);
+  await writeFile(join(root, 'apps/api/openapi.released.json'), documents.released);
+  for (const [name, text] of Object.entries(changesets)) await writeFile(join(root, '.changeset', `${name}.md`), text);
+  return root;
+}
+
+const MAJOR = '---\n"@plant-store/client": major\n---\n\nDELETE /plants/{id} is gone.\n';
+const MINOR = '---\n"@plant-store/schema": minor\n"@plant-store/client": minor\n---\n\nA colour.\n';
+const MAJOR_ELSEWHERE = '---\n"@plant-store/db": major\n---\n\nNot the contract.\n';
+
+describe('classifying a change to the committed document', () => {
+  it('calls a removed operation and a newly required field breaking', () => {
+    expect(compareDocuments(COMMITTED_TEXT, removedOperation)).toEqual({
+      verdict: 'breaking',
+      changes: [{ type: 'breaking', description: '[Removed] operation DELETE /plants/{id}' }],
+    });
+    const required = compareDocuments(COMMITTED_TEXT, requiredTag);
+    expect(required.verdict).toBe('breaking');
+    expect(required.changes).toContainEqual({
+      type: 'breaking',
+      description: '[Added] required status to `tag` in Request Body content (application/json)',
+    });
+  });
+
+  it('calls a new optional field and a new description non-breaking', () => {
+    const optional = compareDocuments(COMMITTED_TEXT, optionalField);
+    expect(optional.verdict).toBe('non-breaking');
+    expect(optional.changes).toContainEqual({
+      type: 'non-breaking',
+      description: '[Added] property `color` in Request Body content (application/json)',
+    });
+    const described = compareDocuments(COMMITTED_TEXT, newDescription);
+    expect(described.verdict).toBe('non-breaking');
+    expect(described.changes.map((change) => change.type)).toEqual(['annotation']);
+  });
+
+  it('sees no change between the document and its committed form', () => {
+    expect(compareDocuments(COMMITTED_TEXT, JSON.stringify(JSON.parse(COMMITTED_TEXT)))).toEqual({
+      verdict: 'unchanged',
+      changes: [],
+    });
+  });
+});
+
+describe('the gate', () => {
+  it('passes an up-to-date document with no change since the release', async () => {
+    const root = await checkout({ committed: COMMITTED_TEXT, released: COMMITTED_TEXT });
+    const result = await runContractGate({
+      served: COMMITTED_TEXT,
+      committed: COMMITTED_TEXT,
+      released: COMMITTED_TEXT,
+      root,
+    });
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('fails a breaking change without a major changeset for a contract package, and passes it with one', async () => {
+    for (const [served, changesets, exitCode] of [
+      [removedOperation, {}, 1],
+      [removedOperation, { minor: MINOR, elsewhere: MAJOR_ELSEWHERE }, 1],
+      [removedOperation, { 'drop-delete': MAJOR }, 0],
+      [requiredTag, { minor: MINOR }, 1],
+      [requiredTag, { 'drop-delete': MAJOR }, 0],
+    ] as const) {
+      const root = await checkout({ committed: served, released: COMMITTED_TEXT }, changesets);
+      const result = await runContractGate({ served, committed: served, released: COMMITTED_TEXT, root });
+      expect(result.sinceRelease.verdict).toBe('breaking');
+      expect(result.exitCode, `${Object.keys(changesets)}`).toBe(exitCode);
+      expect(result.majorChangesets).toEqual(exitCode === 0 ? ['.changeset/drop-delete.md'] : []);
+    }
+  });
+
+  it('passes a non-breaking change without any changeset', async () => {
+    for (const served of [optionalField, newDescription]) {
+      const root = await checkout({ committed: served, released: COMMITTED_TEXT });
+      const result = await runContractGate({ served, committed: served, released: COMMITTED_TEXT, root });
+      expect(result.sinceRelease.verdict).toBe('non-breaking');
+      expect(result.exitCode).toBe(0);
+    }
+  });
+
+  it('fails a stale committed document even when the change is declared', async () => {
+    const root = await checkout({ committed: COMMITTED_TEXT, released: COMMITTED_TEXT }, { 'drop-delete': MAJOR });
+    const result = await runContractGate({
+      served: removedOperation,
+      committed: COMMITTED_TEXT,
+      released: COMMITTED_TEXT,
+      root,
+    });
+    expect(result.stale.verdict).toBe('breaking');
+    expect(result.exitCode).toBe(1);
+    expect(result.report).toContain('run `pnpm openapi:write`');
+  });
+
+  it('exits 1 as a command on an undeclared breaking change, and 0 once a major changeset declares it', async () => {
+    const root = await checkout({ committed: removedOperation, released: COMMITTED_TEXT });
+    const served = join(root, 'apps/api/openapi.json');
+    const gate = () =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', COMMAND, 'check', '--served', served, '--root', root]);
+    await expect(gate()).rejects.toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('FAIL: a breaking change needs a major changeset'),
+    });
+    await writeFile(join(root, '.changeset/drop-delete.md'), MAJOR);
+    const { stdout } = await gate();
+    expect(stdout).toContain('ok: breaking, and declared: a major release in .changeset/drop-delete.md');
+  });
+});
