@@ -269,7 +269,8 @@ describe('createWebhookDispatcher', () => {
     await eventually(() => delivery.attempts.length === 1);
     expect(delivery.attempts[0]).toMatchObject({
       statusCode: null,
-      error: 'address not allowed (loopback 127.0.0.1)',
+      error:
+        'address not allowed (loopback 127.0.0.1); set WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true for receivers on private networks',
       delivered: false,
     });
     expect(delivery.status).toBe('pending');
