@@ -30,7 +30,7 @@ const ASSETS = [
 let storage: TestStorage;
 let service: TestService;
 beforeAll(async () => {
-  storage = await createTestStorage('pglite');
+  storage = await createTestStorage('pglite', { migrated: true });
   service = await startTestService(storage);
 });
 afterAll(async () => {

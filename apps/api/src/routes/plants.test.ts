@@ -17,7 +17,7 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
   let revoked: string;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
     writer = (await service.db.issueToken({ name: 'writer', scopes: ['plants:write'] })).token;
     reader = (await service.db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;

@@ -28,7 +28,7 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
   let client: PlantStoreClient;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     const app = createApp({ db, bodyLimitBytes: 65_536, webhooks: { urlPolicy: { allowPrivateNetworks: false } } });
     server = app.listen(0, '127.0.0.1');
