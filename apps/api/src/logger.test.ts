@@ -135,6 +135,22 @@ describe('createLogOutput', () => {
     }
   });
 
+  it('writes lines logged while a write is in flight before the flush resolves', async () => {
+    // sonic-boom calls a flush back when the write in flight ends, even with lines still buffered
+    // behind it (as when its periodic flush is writing): `plant-store migrate` lost its last line.
+    const pipe = await blockedPipe();
+    try {
+      const output = createLogOutput(pipe.fd);
+      output.write('first\n');
+      const first = output.flush(5_000); // 'first' is now being written
+      output.write('second\n'); // buffered behind it, under the batch size
+      await Promise.all([first, output.flush(5_000)]);
+      expect(await pipe.drain()).toBe('first\nsecond\n');
+    } finally {
+      await pipe.close();
+    }
+  });
+
   it('drops and counts what a blocked destination cannot take beyond its 4 MB, and never holds up a flush', async () => {
     const pipe = await blockedPipe();
     try {
