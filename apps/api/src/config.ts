@@ -12,6 +12,7 @@ import {
 } from './tracing/tracing-config.js';
 import type { WebhookDispatcherOptions } from './webhooks/dispatcher.js';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks/retry-schedule.js';
+import { ALLOW_PRIVATE_NETWORKS_SETTING } from './webhooks/url-policy.js';
 
 function integerVariable(name: string, min: number, max: number) {
   const message = `${name} must be an integer from ${min} to ${max}`;
@@ -86,7 +87,7 @@ const EnvSchema = v.object({
   METRICS_ENABLED: booleanVariable('METRICS_ENABLED', 'true'),
   METRICS_PORT: v.optional(integerVariable('METRICS_PORT', 0, 65535)),
   WEBHOOKS_DISPATCH: booleanVariable('WEBHOOKS_DISPATCH', 'true'),
-  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: booleanVariable('WEBHOOKS_ALLOW_PRIVATE_NETWORKS', 'false'),
+  [ALLOW_PRIVATE_NETWORKS_SETTING]: booleanVariable(ALLOW_PRIVATE_NETWORKS_SETTING, 'false'),
   WEBHOOKS_RETRY_SCHEDULE: v.optional(
     v.pipe(
       v.string(),

@@ -57,27 +57,44 @@ export function createLogOutput(fd = 2): LogOutput {
   });
   let dropped = 0;
   let broken = false;
+  // Bytes handed to the stream, and bytes it wrote or dropped: what flush waits for.
+  let accepted = 0;
+  let settled = 0;
+  stream.on('write', (bytes: number) => {
+    settled += bytes;
+  });
   stream.on('drop', (data: string | Buffer) => {
     dropped += countLines(data);
+    settled += Buffer.byteLength(data);
   });
   stream.on('error', () => {
     broken = true;
   });
   return {
     write(line: string) {
-      if (broken) dropped += 1;
-      else stream.write(line);
+      if (broken) {
+        dropped += 1;
+        return;
+      }
+      accepted += Buffer.byteLength(line);
+      stream.write(line);
     },
     droppedLines: () => dropped,
     flush(timeoutMs) {
-      if (broken) return Promise.resolve();
       return new Promise((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);
         timer.unref();
-        stream.flush(() => {
-          clearTimeout(timer);
-          resolve();
-        });
+        // sonic-boom calls a flush back when the write in flight ends (its periodic flush's,
+        // say), even if lines are still buffered behind it: flush again until all are written.
+        const flushRest = () => {
+          if (broken || settled >= accepted) {
+            clearTimeout(timer);
+            resolve();
+            return;
+          }
+          stream.flush(flushRest);
+        };
+        flushRest();
       });
     },
   };

@@ -35,8 +35,9 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function storage(): Promise<TestStorage> {
-    const created = await createTestStorage(engine);
+  /** Migrated unless a test is about migrating (a copy of one migrated template: seconds faster). */
+  async function storage(migrated = true): Promise<TestStorage> {
+    const created = await createTestStorage(engine, { migrated });
     cleanups.push(() => created.dispose());
     return created;
   }
@@ -127,7 +128,7 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
       await expect(attempt).rejects.toBeInstanceOf(DataDirLockedError);
       await expect(attempt).rejects.toThrow(where.dataDir);
 
-      const child = spawnApi('index.ts', [], { ...storageEnv(where), PORT: '0' });
+      const child = spawnApi([], { ...storageEnv(where), PORT: '0' });
       const { code, stderr } = await collect(child);
       expect(code).toBe(1);
       expect(stderr).toContain(`the data folder ${where.dataDir} is in use`);
@@ -192,17 +193,17 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
   });
 
   it('runs migrations as a step of their own: serve refuses a database behind, migrate applies, serve starts', async () => {
-    const where = await storage();
+    const where = await storage(false);
     const env = { ...storageEnv(where), MIGRATE_ON_START: 'false', PORT: '0' };
-    const behind = await collect(spawnApi('index.ts', ['serve'], env));
+    const behind = await collect(spawnApi(['serve'], env));
     expect(behind.code).toBe(1);
     expect(behind.stderr).toMatch(/the database schema is not up to date: \d+ migrations are not applied/);
     expect(behind.stderr).toContain('apply them with `plant-store migrate`');
 
-    const migrated = await collect(spawnApi('index.ts', ['migrate'], env));
+    const migrated = await collect(spawnApi(['migrate'], env));
     expect(migrated.code).toBe(0);
     expect(migrated.stderr).toContain('"message":"applied migrations"');
-    const again = await collect(spawnApi('index.ts', ['migrate'], env));
+    const again = await collect(spawnApi(['migrate'], env));
     expect(again.stderr).toContain('"message":"database is up to date"');
 
     const { child, url, exited } = await startServiceProcess(env);
@@ -214,19 +215,17 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
   it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
     const where = await storage();
     const env = storageEnv(where);
-    const created = await collect(
-      spawnApi('index.ts', ['token', 'create', '--name', 'ci-bot', '--scope', 'plants:write'], env),
-    );
+    const created = await collect(spawnApi(['token', 'create', '--name', 'ci-bot', '--scope', 'plants:write'], env));
     expect(created.code).toBe(0);
     const lines = created.stdout.trimEnd().split('\n');
     const token = lines.at(-1) ?? '';
     expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
 
-    const duplicate = await collect(spawnApi('index.ts', ['token', 'create', '--name', 'ci-bot'], env));
+    const duplicate = await collect(spawnApi(['token', 'create', '--name', 'ci-bot'], env));
     expect(duplicate.code).toBe(2);
     expect(duplicate.stderr).toContain('already exists');
 
-    const listed = await collect(spawnApi('index.ts', ['token', 'list'], env));
+    const listed = await collect(spawnApi(['token', 'list'], env));
     expect(listed.stdout).toMatch(/^ci-bot\tplants:write\tcreated \S+\tactive$/m);
     expect(listed.stdout).not.toContain(token);
 
@@ -235,13 +234,13 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     expect((await request(service.url, '/plants', { body, token })).status).toBe(200);
     await service.close();
 
-    const revoked = await collect(spawnApi('index.ts', ['token', 'revoke', 'ci-bot'], env));
+    const revoked = await collect(spawnApi(['token', 'revoke', 'ci-bot'], env));
     expect(revoked.code).toBe(0);
     const again = await start(where);
     expect((await request(again.url, '/plants', { body, token })).status).toBe(401);
     await again.close();
 
-    const bad = await collect(spawnApi('index.ts', ['token', 'create', '--name', 'x', '--scope', 'plants:admin'], env));
+    const bad = await collect(spawnApi(['token', 'create', '--name', 'x', '--scope', 'plants:admin'], env));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown scope');
   });
@@ -249,18 +248,18 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
 
 describe('the plant-store entrypoint', () => {
   it('refuses to start in production without DATABASE_URL, saying how to allow the embedded database', async () => {
-    const { code, stderr } = await collect(spawnApi('index.ts', [], { NODE_ENV: 'production', DATABASE_URL: '' }));
+    const { code, stderr } = await collect(spawnApi([], { NODE_ENV: 'production', DATABASE_URL: '' }));
     expect(code).toBe(1);
     expect(stderr).toContain('NODE_ENV=production needs DATABASE_URL');
     expect(stderr).toContain('set ALLOW_EMBEDDED_DATABASE=true');
   });
 
   it('lists its commands, and refuses an unknown one with exit code 2', async () => {
-    const help = await collect(spawnApi('index.ts', ['--help'], {}));
+    const help = await collect(spawnApi(['--help'], {}));
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('serve                      run the service (the default)');
     expect(help.stdout).toContain('migrate                    apply pending database migrations, then exit');
-    const unknown = await collect(spawnApi('index.ts', ['seve'], {}));
+    const unknown = await collect(spawnApi(['seve'], {}));
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('plant-store: unknown command "seve"');
   });

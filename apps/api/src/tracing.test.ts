@@ -49,7 +49,7 @@ describe.each(testEngines())('traces on %s', (engine) => {
   let subscription: { id: string; secret: string };
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     collector = await startOtlpReceiver();
     hook = await startWebhookReceiver();
     service = await startTestService(storage, { ...TEST_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
@@ -205,7 +205,7 @@ describe('tracing at shutdown', () => {
   });
 
   async function setUp(env: Record<string, string>) {
-    const storage = await createTestStorage('pglite');
+    const storage = await createTestStorage('pglite', { migrated: true });
     cleanups.push(() => storage.dispose());
     const collector = await startOtlpReceiver();
     cleanups.push(() => collector.close());
@@ -257,7 +257,7 @@ describe('tracing off, and the default protocol, in a service process', () => {
   )}`;
 
   async function startService(env: Record<string, string>): Promise<ServiceProcess> {
-    const storage = await createTestStorage('pglite');
+    const storage = await createTestStorage('pglite', { migrated: true });
     cleanups.push(() => storage.dispose());
     const service = await startServiceProcess(
       {

@@ -80,7 +80,7 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
   });
 
   async function setUp(env: Record<string, string> = {}) {
-    const storage = await createTestStorage(engine);
+    const storage = await createTestStorage(engine, { migrated: true });
     cleanups.push(() => storage.dispose());
     const service: TestService = await startTestService(storage, { ...FAST_WEBHOOKS, ...env });
     cleanups.push(() => service.close());
@@ -223,7 +223,7 @@ describe.each(testEngines())('webhook delivery across crashes on %s', (engine) =
   it('delivers events committed before a SIGKILL, and those in flight when it struck, after a restart', {
     timeout: 120_000,
   }, async () => {
-    const storage = await createTestStorage(engine);
+    const storage = await createTestStorage(engine, { migrated: true });
     cleanups.push(() => storage.dispose());
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     // A token issued before any service process holds the database (PGlite allows one).
@@ -279,7 +279,7 @@ describe.skipIf(!testEngines().includes('postgres'))('webhook delivery from two 
   });
 
   it('delivers each event once per attempt, never twice at once', { timeout: 120_000 }, async () => {
-    const storage = await createTestStorage('postgres');
+    const storage = await createTestStorage('postgres', { migrated: true });
     cleanups.push(() => storage.dispose());
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });

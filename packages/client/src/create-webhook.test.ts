@@ -34,7 +34,8 @@ describe('createWebhook', () => {
   });
 
   it("throws the service's refusal of a private address as it came", async () => {
-    const message = 'url host 10.0.0.5 is not a public address (private); webhooks are only sent to public addresses';
+    const message =
+      'url host 10.0.0.5 is not a public address (private); webhooks are only sent to public addresses unless the service runs with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true';
     const server = await startScriptedServer([errorAnswer(400, 400, message)]);
     const error = await caught(createTestClient(server.url).createWebhook({ url: 'https://10.0.0.5/' }));
     expect(error).toMatchObject({ kind: 'error-response', status: 400, error: 400, message });

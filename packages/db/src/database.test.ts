@@ -119,7 +119,7 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
   const ids = [-(2n ** 63n), -5n, 2n ** 53n + 1n, 2n ** 53n + 2n, 2n ** 63n - 1n];
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     for (const [index, id] of ids.entries()) {
       await db.createPlant({ id: id, name: `lister ${index}`, ...(index % 2 === 0 ? { tag: 'list even' } : {}) });
@@ -170,7 +170,7 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
 
 describe.each(testEngines().filter((engine) => engine === 'postgres'))('statement timeout on %s', (engine) => {
   it('has the server cancel a statement stuck behind a lock: DatabaseUnavailableError, and the pool works on', async () => {
-    const storage = await createTestStorage(engine);
+    const storage = await createTestStorage(engine, { migrated: true });
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir, poolSize: 1 });
     const holder = new pg.Client({ connectionString: storage.databaseUrl });
     try {
@@ -197,7 +197,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))('statemen
 
 describe.each(testEngines())('webhooks through the repository on %s', (engine) => {
   it('queues created plants for subscriptions, nudges the dispatcher before answering, and leases, records and lists', async () => {
-    const storage = await createTestStorage(engine);
+    const storage = await createTestStorage(engine, { migrated: true });
     const operations: string[] = [];
     let nudges = 0;
     const db = await openDatabase({
@@ -264,7 +264,7 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
 
 describe.each(testEngines())('tracing hooks on %s', (engine) => {
   it('brackets each call with its operation as plain data, keeps a create’s traceparent for its deliveries', async () => {
-    const storage = await createTestStorage(engine);
+    const storage = await createTestStorage(engine, { migrated: true });
     const traced: Array<{ span: string; operation: DatabaseOperation; outcome?: string; error?: unknown }> = [];
     // A tracer that traces only while `inRequest` (as the service's does only inside a request).
     let inRequest = true;
@@ -354,7 +354,7 @@ describe.each(testEngines())('migrations as a separate step on %s', (engine) => 
 
 describe('the embedded data folder', () => {
   it('is held by one opener at a time, and free again after close', async () => {
-    const storage = await createTestStorage('pglite');
+    const storage = await createTestStorage('pglite', { migrated: true });
     try {
       const first = await openDatabase({ dataDir: storage.dataDir });
       await expect(openDatabase({ dataDir: storage.dataDir, lockWaitMs: 0 })).rejects.toBeInstanceOf(

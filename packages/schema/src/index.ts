@@ -1,6 +1,6 @@
 export { type ErrorBody, ErrorCode, ErrorSchema } from './error.js';
 export { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int32Schema, int64Schema, isInt64 } from './int64.js';
-export { parseJson, stringifyJson } from './json.js';
+export { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from './json.js';
 export {
   type ListPlantsQuery,
   type ListPlantsQueryInput,

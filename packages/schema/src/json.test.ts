@@ -1,6 +1,6 @@
 import { LosslessNumber } from 'lossless-json';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseJson, stringifyJson } from './json.js';
+import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from './json.js';
 
 describe('parseJson: integers', () => {
   it('keeps 9007199254740993 exact as a bigint, where JSON.parse rounds it', () => {
@@ -113,6 +113,35 @@ describe('parseJson: structure', () => {
     'undefined',
   ])('throws a SyntaxError on the malformed JSON %j', (text) => {
     expect(() => parseJson(text)).toThrow(SyntaxError);
+  });
+});
+
+describe('parseJson: nesting depth', () => {
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+  it(`reads ${MAX_JSON_DEPTH} levels of arrays and objects`, () => {
+    expect(() => parseJson(nested(MAX_JSON_DEPTH))).not.toThrow();
+    const objects = `${'{"a":'.repeat(MAX_JSON_DEPTH - 1)}{}${'}'.repeat(MAX_JSON_DEPTH - 1)}`;
+    expect(() => parseJson(objects)).not.toThrow();
+  });
+
+  it.each([
+    ['one level too many', MAX_JSON_DEPTH + 1],
+    ['far more than the call stack holds', 200_000],
+  ])('refuses %s with a JsonTooDeepError naming the limit, never a stack overflow', (_label, levels) => {
+    const attempt = () => parseJson(nested(levels));
+    expect(attempt).toThrow(JsonTooDeepError);
+    expect(attempt).toThrow(SyntaxError);
+    expect(attempt).toThrow(`JSON is nested too deep: more than ${MAX_JSON_DEPTH} levels of arrays and objects`);
+  });
+
+  it('refuses an unclosed deep text for its depth too', () => {
+    expect(() => parseJson('{"a":'.repeat(100_000))).toThrow(JsonTooDeepError);
+  });
+
+  it('does not count brackets inside strings, escaped quotes and backslashes included', () => {
+    const name = `${'['.repeat(200)}\\"${'{'.repeat(200)}`;
+    expect(parseJson(JSON.stringify({ name }))).toStrictEqual({ name });
   });
 });
 

@@ -16,7 +16,7 @@ describe.each(testEngines())('the token command on %s', (engine) => {
   let config: Config;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     config = loadConfig({
       DATA_DIR: storage.dataDir,
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),

@@ -21,6 +21,8 @@ export function isScope(value: string): value is Scope {
 
 export const REALM = 'Bearer realm="plant-store"';
 export const AUTHENTICATION_REQUIRED_MESSAGE = 'authentication required: send Authorization: Bearer <token>';
+export const MISSING_SCHEME_MESSAGE =
+  'the Authorization header lacks the Bearer scheme: send Authorization: Bearer <token>';
 export const INVALID_TOKEN_MESSAGE = 'the bearer token is invalid or has been revoked';
 
 export function missingScopeMessage(scope: string): string {
@@ -28,6 +30,8 @@ export function missingScopeMessage(scope: string): string {
 }
 /** RFC 6750 b64token; anything longer than this is no token we issued. */
 const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** The scheme word, in any case (RFC 9110 11.1), followed by a space or nothing. */
+const BEARER_SCHEME = /^Bearer(?: |$)/i;
 const MAX_TOKEN_LENGTH = 512;
 
 export type AuthenticateToken = (token: string) => Promise<TokenRecord | null>;
@@ -47,6 +51,13 @@ export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middl
     const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
       throw new ApiError(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, {
+        headers: { 'WWW-Authenticate': REALM },
+      });
+    }
+    // RFC 6750 3.1: a request without a Bearer credential (no scheme word, another scheme) gets
+    // the bare challenge, no error code; the message says what is missing, never echoing the header.
+    if (!BEARER_SCHEME.test(header)) {
+      throw new ApiError(ErrorCode.NotAuthenticated, MISSING_SCHEME_MESSAGE, {
         headers: { 'WWW-Authenticate': REALM },
       });
     }

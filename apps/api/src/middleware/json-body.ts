@@ -1,4 +1,4 @@
-import { ErrorCode, parseJson } from '@plant-store/schema';
+import { ErrorCode, JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { ApiError, invalidRequest } from '../http/api-error.js';
@@ -8,6 +8,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The 415 for a body that is not `Content-Type: application/json`. */
 export const NOT_JSON_MESSAGE = 'request body must be JSON sent as Content-Type: application/json';
+
+/** The 400 for a body nested deeper than the JSON codec reads (`MAX_JSON_DEPTH`). */
+export const TOO_DEEP_MESSAGE = `request body is nested too deep: at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
+
+/** The 415 for a Content-Encoding inflation (in koa-bodyparser) cannot decode. */
+export const CONTENT_ENCODING_MESSAGE =
+  'request body Content-Encoding is not supported; send identity, gzip, deflate or br (one of them, not a list)';
 
 /** The 413 for a body over the limit. */
 export function bodyTooLargeMessage(limitBytes: number | string): string {
@@ -61,6 +68,9 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
         throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
       }
     }
+    // Content codings are case-insensitive (RFC 9110 8.4.1); inflation compares them lowercase.
+    const encoding = headers['content-encoding'];
+    if (encoding !== undefined) headers['content-encoding'] = encoding.trim().toLowerCase();
     try {
       await readBody(ctx, async () => {});
     } catch (error) {
@@ -78,6 +88,8 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
     try {
       body = parseJson(text);
     } catch (error) {
+      // Checked before parsing, so a deep body never reaches the recursive parser.
+      if (error instanceof JsonTooDeepError) throw invalidRequest(TOO_DEEP_MESSAGE);
       throw invalidRequest(`request body is not valid JSON: ${error instanceof Error ? error.message : 'parse error'}`);
     }
     if (!isJsonObject(body)) throw invalidRequest('request body must be a JSON object');
@@ -110,10 +122,7 @@ function toBodyReadError(error: unknown): unknown {
   }
   // inflation throws a bare Error with status 415 for an unknown Content-Encoding.
   if (failure.status === 415) {
-    return new ApiError(
-      ErrorCode.UnsupportedMediaType,
-      'request body Content-Encoding is not supported; send identity, gzip or deflate',
-    );
+    return new ApiError(ErrorCode.UnsupportedMediaType, CONTENT_ENCODING_MESSAGE);
   }
   if (failure.status !== undefined) return error;
   return invalidRequest('request body could not be decompressed as its Content-Encoding says');

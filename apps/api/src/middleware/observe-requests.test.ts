@@ -63,7 +63,7 @@ describe.each(testEngines())('request ids and access lines on %s', (engine) => {
   let token: string;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     // trace: the most verbose level, where nothing secret may appear either.
     service = await startTestService(storage, { LOG_LEVEL: 'trace' });
     token = (await service.db.issueToken({ name: 'logs', scopes: ['plants:read', 'plants:write'] })).token;
@@ -160,7 +160,7 @@ describe.each(testEngines())('LOG_LEVEL on %s', (engine) => {
   let service: TestService;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage, { LOG_LEVEL: 'warn' });
   });
   afterAll(async () => {

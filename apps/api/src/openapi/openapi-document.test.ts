@@ -43,7 +43,7 @@ describe('the OpenAPI document', () => {
   let served: { status: number; headers: Headers; text: string; document: Json };
 
   beforeAll(async () => {
-    storage = await createTestStorage('pglite');
+    storage = await createTestStorage('pglite', { migrated: true });
     service = await startTestService(storage);
     const response = await request(service.url, '/openapi.json');
     served = { ...response, document: JSON.parse(response.text) };

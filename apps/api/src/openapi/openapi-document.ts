@@ -8,7 +8,12 @@ import {
   PlantIdSchema,
   type StoredPlant,
 } from '@plant-store/schema';
-import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE, REALM } from '../middleware/bearer-auth.js';
+import {
+  AUTHENTICATION_REQUIRED_MESSAGE,
+  INVALID_TOKEN_MESSAGE,
+  MISSING_SCHEME_MESSAGE,
+  REALM,
+} from '../middleware/bearer-auth.js';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
 import { componentSchemas, listPlantsQuerySchemas, plantIdParameterSchema, plantListSchema } from './json-schemas.js';
 import {
@@ -66,6 +71,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
     content: errorContent([ErrorCode.NotAuthenticated], {
       missing: errorExample(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, 'No Authorization header'),
+      scheme: errorExample(ErrorCode.NotAuthenticated, MISSING_SCHEME_MESSAGE, 'No Bearer scheme word'),
       invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
     }),
   };
@@ -321,7 +327,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         },
         'WWW-Authenticate': {
           description:
-            'RFC 6750 bearer challenge, with `error="invalid_token"` or `error="insufficient_scope"` when it applies.',
+            'RFC 6750 bearer challenge, with `error="invalid_token"` (a bearer credential that is not valid) or `error="insufficient_scope"` when it applies; without an error code when no bearer credential was sent.',
           required: true,
           schema: { type: 'string' },
           example: `${REALM}, error="invalid_token"`,

@@ -173,7 +173,7 @@ export function webhookPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: numb
               ),
               private: errorExample(
                 ErrorCode.InvalidRequest,
-                'url host 127.0.0.1 is not a public address (loopback); webhooks are only sent to public addresses',
+                'url host 127.0.0.1 is not a public address (loopback); webhooks are only sent to public addresses unless the service runs with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true',
                 'A private or loopback address',
               ),
               unresolvable: errorExample(

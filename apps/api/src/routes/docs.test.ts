@@ -5,7 +5,7 @@ import { createTestStorage, type TestStorage } from '@plant-store/db/testing';
 import { ErrorSchema } from '@plant-store/schema';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkedFetch, failOnContractViolations } from '../test-support/checked-fetch.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
 
@@ -30,7 +30,7 @@ const ASSETS = [
 let storage: TestStorage;
 let service: TestService;
 beforeAll(async () => {
-  storage = await createTestStorage('pglite');
+  storage = await createTestStorage('pglite', { migrated: true });
   service = await startTestService(storage);
 });
 afterAll(async () => {
@@ -108,114 +108,117 @@ describe('GET /docs over HTTP', () => {
   });
 });
 
-describe('GET /docs in headless Chromium', () => {
-  let browser: Browser | undefined;
-  let page: Page;
-  /** Everything that went wrong while the page loaded and rendered. */
-  const problems: string[] = [];
-  const requested: string[] = [];
+/** Why the browser suite cannot run here, or null when it can. */
+const BROWSER_MISSING = existsSync(CHROMIUM) ? null : `${CHROMIUM} is not installed (apt-get install chromium)`;
+const SKIP_BROWSER = BROWSER_MISSING !== null && !REQUIRE_BROWSER;
+if (SKIP_BROWSER) {
+  // A skipped suite is easy to miss in a green run: say why, in the output and in its name.
+  console.warn(
+    `docs.test.ts: skipping the headless Chromium tests: ${BROWSER_MISSING}; set PLANT_STORE_REQUIRE_BROWSER=1 to fail instead`,
+  );
+}
 
-  const origin = () => new URL(service.url).origin;
-  const createOperation = () =>
-    page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/plants"]') });
+describe.skipIf(SKIP_BROWSER)(
+  `GET /docs in headless Chromium${SKIP_BROWSER ? ` (skipped: ${BROWSER_MISSING})` : ''}`,
+  () => {
+    let browser: Browser | undefined;
+    let page: Page;
+    /** Everything that went wrong while the page loaded and rendered. */
+    const problems: string[] = [];
+    const requested: string[] = [];
 
-  function skipWithoutBrowser(context: TestContext): void {
-    if (existsSync(CHROMIUM)) return;
-    const reason = `${CHROMIUM} is not installed (apt-get install chromium)`;
-    if (REQUIRE_BROWSER) throw new Error(`PLANT_STORE_REQUIRE_BROWSER=1 but ${reason}`);
-    context.skip(reason);
-  }
+    const origin = () => new URL(service.url).origin;
+    const createOperation = () =>
+      page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/plants"]') });
 
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) return;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Without the background-networking flags Chromium calls Google's hosts at start-up.
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+    beforeAll(async () => {
+      if (BROWSER_MISSING !== null) throw new Error(`PLANT_STORE_REQUIRE_BROWSER=1 but ${BROWSER_MISSING}`);
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        // Without the background-networking flags Chromium calls Google's hosts at start-up.
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+      page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') {
+          problems.push(`console ${message.type()}: ${message.text()}`);
+        }
+      });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('requestfailed', (failed) => problems.push(`failed: ${failed.url()} ${failed.failure()?.errorText}`));
+      page.on('response', (response) => {
+        if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
+      });
+      page.on('request', (sent) => requested.push(sent.url()));
+      await page.goto(new URL('/docs', service.url).href, { waitUntil: 'networkidle' });
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') {
-        problems.push(`console ${message.type()}: ${message.text()}`);
-      }
+    afterAll(async () => {
+      if (!browser) return;
+      // Also (above all) when a test failed: the page as it was then.
+      await mkdir(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: `${SCREENSHOT_DIR}docs.png`, fullPage: true });
+      await browser.close();
     });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (failed) => problems.push(`failed: ${failed.url()} ${failed.failure()?.errorText}`));
-    page.on('response', (response) => {
-      if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
+
+    it('renders with no console error, page error or failed request, loading only from the service', async () => {
+      await expect(page.locator('.swagger-ui .info .title').textContent()).resolves.toMatch(/^Plant Store/);
+      expect(problems).toEqual([]);
+      expect(requested.filter((url) => new URL(url).origin !== origin())).toEqual([]);
+      expect(requested.map((url) => new URL(url).pathname)).toEqual(
+        expect.arrayContaining([
+          '/docs',
+          '/docs/assets/swagger-ui-bundle.js',
+          '/docs/assets/init-swagger-ui.js',
+          '/openapi.json',
+        ]),
+      );
     });
-    page.on('request', (sent) => requested.push(sent.url()));
-    await page.goto(new URL('/docs', service.url).href, { waitUntil: 'networkidle' });
-  });
-  afterAll(async () => {
-    if (!browser) return;
-    // Also (above all) when a test failed: the page as it was then.
-    await mkdir(SCREENSHOT_DIR, { recursive: true });
-    await page.screenshot({ path: `${SCREENSHOT_DIR}docs.png`, fullPage: true });
-    await browser.close();
-  });
 
-  it('renders with no console error, page error or failed request, loading only from the service', async (context) => {
-    skipWithoutBrowser(context);
-    await expect(page.locator('.swagger-ui .info .title').textContent()).resolves.toMatch(/^Plant Store/);
-    expect(problems).toEqual([]);
-    expect(requested.filter((url) => new URL(url).origin !== origin())).toEqual([]);
-    expect(requested.map((url) => new URL(url).pathname)).toEqual(
-      expect.arrayContaining([
-        '/docs',
-        '/docs/assets/swagger-ui-bundle.js',
-        '/docs/assets/init-swagger-ui.js',
-        '/openapi.json',
-      ]),
-    );
-  });
+    it('shows the create operation, POST /plants, and expands it', async () => {
+      const create = createOperation();
+      await expect(create.count()).resolves.toBe(1);
+      await expect(create.locator('.opblock-summary-method').textContent()).resolves.toBe('POST');
+      await create.locator('.opblock-summary-control').click();
+      await create.locator('.opblock-body').waitFor();
+      await expect(create.getAttribute('class')).resolves.toMatch(/\bis-open\b/);
+      await expect(create.locator('.opblock-section-request-body').textContent()).resolves.toMatch(/Request body/);
+      expect(problems).toEqual([]);
+    });
 
-  it('shows the create operation, POST /plants, and expands it', async (context) => {
-    skipWithoutBrowser(context);
-    const create = createOperation();
-    await expect(create.count()).resolves.toBe(1);
-    await expect(create.locator('.opblock-summary-method').textContent()).resolves.toBe('POST');
-    await create.locator('.opblock-summary-control').click();
-    await create.locator('.opblock-body').waitFor();
-    await expect(create.getAttribute('class')).resolves.toMatch(/\bis-open\b/);
-    await expect(create.locator('.opblock-section-request-body').textContent()).resolves.toMatch(/Request body/);
-    expect(problems).toEqual([]);
-  });
+    it('sends "Try it out" to the service itself, with the token given to Authorize', async () => {
+      const { token } = await service.db.issueToken({ name: 'docs page', scopes: ['plants:read', 'plants:write'] });
+      await page.locator('.auth-wrapper .authorize').click();
+      const dialog = page.locator('.dialog-ux');
+      await dialog.locator('input').fill(token);
+      await dialog.locator('.auth-btn-wrapper .authorize').click();
+      await dialog.locator('.btn-done').click();
 
-  it('sends "Try it out" to the service itself, with the token given to Authorize', async (context) => {
-    skipWithoutBrowser(context);
-    const { token } = await service.db.issueToken({ name: 'docs page', scopes: ['plants:read', 'plants:write'] });
-    await page.locator('.auth-wrapper .authorize').click();
-    const dialog = page.locator('.dialog-ux');
-    await dialog.locator('input').fill(token);
-    await dialog.locator('.auth-btn-wrapper .authorize').click();
-    await dialog.locator('.btn-done').click();
+      const create = createOperation();
+      await create.locator('.try-out__btn').click();
+      await create.locator('textarea.body-param__text').fill('{"id": 4242, "name": "Calathea", "tag": "prayer plant"}');
+      await create.locator('.execute').click();
+      await expect(create.locator('.live-responses-table tbody .response-col_status').textContent()).resolves.toBe(
+        '200',
+      );
 
-    const create = createOperation();
-    await create.locator('.try-out__btn').click();
-    await create.locator('textarea.body-param__text').fill('{"id": 4242, "name": "Calathea", "tag": "prayer plant"}');
-    await create.locator('.execute').click();
-    await expect(create.locator('.live-responses-table tbody .response-col_status').textContent()).resolves.toBe('200');
+      const stored = await request(service.url, '/plants/4242', { token });
+      expect(stored.body).toEqual({ id: 4242n, name: 'Calathea', tag: 'prayer plant' });
+      expect(problems).toEqual([]);
+      expect(requested.filter((url) => new URL(url).origin !== origin())).toEqual([]);
+    });
 
-    const stored = await request(service.url, '/plants/4242', { token });
-    expect(stored.body).toEqual({ id: 4242n, name: 'Calathea', tag: 'prayer plant' });
-    expect(problems).toEqual([]);
-    expect(requested.filter((url) => new URL(url).origin !== origin())).toEqual([]);
-  });
-
-  it('enforces the Content-Security-Policy: an injected inline script does not run', async (context) => {
-    skipWithoutBrowser(context);
-    // Page code as text: this package compiles without the DOM's types.
-    const violation = await page.evaluate<string>(`new Promise((resolve) => {
+    it('enforces the Content-Security-Policy: an injected inline script does not run', async () => {
+      // Page code as text: this package compiles without the DOM's types.
+      const violation = await page.evaluate<string>(`new Promise((resolve) => {
       document.addEventListener(
         'securitypolicyviolation',
         (event) => resolve(event.effectiveDirective + ' ' + event.blockedURI),
@@ -225,7 +228,8 @@ describe('GET /docs in headless Chromium', () => {
       script.textContent = 'window.inlineScriptRan = true';
       document.body.append(script);
     })`);
-    expect(violation).toBe('script-src-elem inline');
-    await expect(page.evaluate<boolean>("'inlineScriptRan' in window")).resolves.toBe(false);
-  });
-});
+      expect(violation).toBe('script-src-elem inline');
+      await expect(page.evaluate<boolean>("'inlineScriptRan' in window")).resolves.toBe(false);
+    });
+  },
+);

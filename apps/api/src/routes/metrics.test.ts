@@ -61,7 +61,7 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
   const CLIENT_REQUEST_ID = 'client-request-id-marker';
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
     token = (await service.db.issueToken({ name: 'metrics', scopes: ['plants:read', 'plants:write'] })).token;
     const body = `{"id": ${ID}, "name": "${NAME}"}`;
@@ -166,7 +166,7 @@ describe('metrics settings (engine-independent: on the embedded database)', () =
   });
 
   async function start(env: Record<string, string>): Promise<TestService> {
-    const storage = await createTestStorage('pglite');
+    const storage = await createTestStorage('pglite', { migrated: true });
     cleanups.push(() => storage.dispose());
     const service = await startTestService(storage, env);
     cleanups.push(() => service.close());

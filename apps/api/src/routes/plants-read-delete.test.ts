@@ -32,7 +32,7 @@ describe.each(testEngines())('GET and DELETE /plants on %s', (engine) => {
   const sorted = [...plants].sort(byId);
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
     token = (await service.db.issueToken({ name: 'both', scopes: ['plants:read', 'plants:write'] })).token;
     readOnly = (await service.db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;

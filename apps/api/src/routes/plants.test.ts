@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { ErrorSchema, INT64_MAX, INT64_MIN } from '@plant-store/schema';
 import * as v from 'valibot';
@@ -16,7 +17,7 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
   let revoked: string;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
     writer = (await service.db.issueToken({ name: 'writer', scopes: ['plants:write'] })).token;
     reader = (await service.db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;
@@ -173,6 +174,60 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
       expect(await service.db.findPlant(201n)).toEqual({ id: 201n, name, tag: 'é'.repeat(255) });
     });
 
+    it.each([
+      ['one level more than the limit', 65],
+      ['far deeper than the call stack holds', 30_000],
+    ])('refuses a body nested %s with a message naming the limit', async (_label, levels) => {
+      const body = `{"id": 200, "name": "x", "extra": ${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+      expect(expectError(await post(body), 400, 400)).toBe(
+        'request body is nested too deep: at most 64 levels of arrays and objects',
+      );
+      expect(await service.db.findPlant(200n)).toBeNull();
+    });
+
+    it('reads a body nested exactly as deep as the limit', async () => {
+      const response = await post(`{"id": 203, "name": "Deep", "extra": ${'['.repeat(63)}${']'.repeat(63)}}`);
+      expect(response.status).toBe(200);
+    });
+
+    it('refuses a duplicate key with another value and reads one that repeats the same value', async () => {
+      expect(expectError(await post('{"id": 204, "name": "a", "name": "b"}'), 400, 400)).toContain(
+        "Duplicate key 'name'",
+      );
+      expect(await service.db.findPlant(204n)).toBeNull();
+      const repeated = await post('{"id": 204, "name": "Echo", "name": "Echo"}');
+      expect(repeated.text).toBe('{"id":204,"name":"Echo"}');
+    });
+
+    it.each([
+      ['gzip', gzipSync],
+      ['GZip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+    ])('reads a body sent with Content-Encoding %s', async (encoding, compress) => {
+      const id = 210 + ['gzip', 'GZip', 'deflate', 'br'].indexOf(encoding);
+      const response = await request(service.url, '/plants', {
+        body: compress(Buffer.from(`{"id": ${id}, "name": "Squeezed"}`)),
+        token: writer,
+        headers: { 'content-encoding': encoding },
+      });
+      expect(response.text).toBe(`{"id":${id},"name":"Squeezed"}`);
+    });
+
+    it.each(['zstd', 'compress', 'gzip, br', 'identity, gzip'])(
+      'refuses Content-Encoding %s with error 415 naming the ones it reads',
+      async (encoding) => {
+        const response = await request(service.url, '/plants', {
+          body: '{"id": 200, "name": "x"}',
+          token: writer,
+          headers: { 'content-encoding': encoding },
+        });
+        expect(expectError(response, 400, 415)).toBe(
+          'request body Content-Encoding is not supported; send identity, gzip, deflate or br (one of them, not a list)',
+        );
+      },
+    );
+
     it('refuses bytes that are not UTF-8', async () => {
       const bytes = new Uint8Array([...Buffer.from('{"id": 200, "name": "'), 0xff, 0xfe, ...Buffer.from('"}')]);
       const response = await request(service.url, '/plants', { body: bytes, token: writer });
@@ -220,10 +275,29 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
     });
 
     it.each([
+      ['a token without the Bearer word', () => writer],
+      ['a bare word', 'abc123'],
+      ['a Basic credential', 'Basic dXNlcjpwYXNz'],
+      ['a scheme that only starts with Bearer', () => `Bearerx ${writer}`],
+    ])(
+      'answers %s with 401, a message saying the Bearer scheme is missing, and the bare challenge',
+      async (_label, header) => {
+        const authorization = typeof header === 'function' ? header() : header;
+        const response = await request(service.url, '/plants', { body: validBody, headers: { authorization } });
+        expect(expectError(response, 401, 401)).toBe(
+          'the Authorization header lacks the Bearer scheme: send Authorization: Bearer <token>',
+        );
+        // RFC 6750 3.1: no error code when the request carries no bearer credential at all.
+        expect(response.headers.get('www-authenticate')).toBe('Bearer realm="plant-store"');
+        expect(response.text).not.toContain(writer);
+      },
+    );
+
+    it.each([
       ['an unknown token', 'Bearer pst_unknown'],
       ['a revoked token', () => `Bearer ${revoked}`],
-      ['a Basic credential', 'Basic dXNlcjpwYXNz'],
       ['an empty bearer', 'Bearer '],
+      ['the Bearer word alone', 'Bearer'],
       ['a token with spaces', 'Bearer a b c'],
     ])('answers %s with 401 invalid_token', async (_label, header) => {
       const authorization = typeof header === 'function' ? header() : header;

@@ -28,7 +28,7 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
   let client: PlantStoreClient;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     const app = createApp({ db, bodyLimitBytes: 65_536, webhooks: { urlPolicy: { allowPrivateNetworks: false } } });
     server = app.listen(0, '127.0.0.1');
@@ -109,11 +109,15 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
         `https://8.8.8.8/${'a'.repeat(2049 - 16)}`,
         /^url must be a string of at most 2048 characters$/,
       ],
-      ['127.0.0.1', 'http://127.0.0.1:3000/hooks', /^url host 127\.0\.0\.1 is not a public address \(loopback\)/],
+      [
+        '127.0.0.1',
+        'http://127.0.0.1:3000/hooks',
+        /^url host 127\.0\.0\.1 is not a public address \(loopback\); webhooks are only sent to public addresses unless the service runs with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true$/,
+      ],
       [
         'localhost (resolved)',
         'http://localhost/hooks',
-        /^url host localhost resolves to \S+, which is not a public address/,
+        /^url host localhost resolves to an address that is not public; webhooks are only sent to public addresses unless the service runs with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true$/,
       ],
       ['[::1]', 'http://[::1]/hooks', /is not a public address \(loopback\)/],
       ['an IPv4-mapped loopback', 'http://[::ffff:127.0.0.1]/hooks', /is not a public address \(loopback\)/],
@@ -136,6 +140,11 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       ],
       ['a JSON array', '[]', /^request body must be a JSON object$/],
       ['broken JSON', '{"url": ', /^request body is not valid JSON/],
+      [
+        'nesting deeper than the limit',
+        `{"url": "https://8.8.8.8/", "extra": ${'['.repeat(30_000)}${']'.repeat(30_000)}}`,
+        /^request body is nested too deep: at most 64 levels of arrays and objects$/,
+      ],
     ])('refuses a body with %s with 400', async (_label, body, message) => {
       expectError(await register(body), 400, message);
     });

@@ -269,7 +269,8 @@ describe('createWebhookDispatcher', () => {
     await eventually(() => delivery.attempts.length === 1);
     expect(delivery.attempts[0]).toMatchObject({
       statusCode: null,
-      error: 'address not allowed (loopback 127.0.0.1)',
+      error:
+        'address not allowed (loopback 127.0.0.1); set WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true for receivers on private networks',
       delivered: false,
     });
     expect(delivery.status).toBe('pending');
@@ -285,12 +286,11 @@ describe('createWebhookDispatcher', () => {
     const fastHook = subscription(fast.url);
     const stuck = [store.add(slowHook, 1n), store.add(slowHook, 2n), store.add(slowHook, 3n)];
     const quick = [store.add(fastHook, 4n), store.add(fastHook, 5n), store.add(fastHook, 6n)];
-    const started = Date.now();
     dispatch(store, { timeoutMs: 3_000, perWebhookConcurrency: 2, pollMs: 60_000, drainMs: 50 });
 
-    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'), 2_000);
-    expect(Date.now() - started).toBeLessThan(1_500);
-    // Two in flight to the slow one (its cap), the third waiting for them; none recorded yet.
+    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'));
+    // Two in flight to the slow one (its cap), the third waiting for them; none recorded yet:
+    // the fast ones were delivered before any slow attempt ended (by its 3 s timeout).
     expect(slow.received).toHaveLength(2);
     expect(stuck.every((delivery) => delivery.attempts.length === 0)).toBe(true);
   });
@@ -380,13 +380,11 @@ describe('createWebhookDispatcher', () => {
     const { dispatcher } = dispatch(store, { drainMs: 2_000 });
     await arrival;
 
-    const started = Date.now();
     const closing = dispatcher.close();
     const late = store.add(subscription(url), 2n);
     dispatcher.nudge();
     await closing;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Waited for the answer (delivered), and did not reach the drain time (nothing given back).
     expect(delivery).toMatchObject({ status: 'delivered' });
     expect(store.released).toEqual([]);
     expect(late).toMatchObject({ status: 'pending', attempts: [], lease: undefined });
@@ -400,9 +398,8 @@ describe('createWebhookDispatcher', () => {
     const { dispatcher, results } = dispatch(store, { drainMs: 100, timeoutMs: 5_000 });
     await hooks.waitFor(2);
 
-    const started = Date.now();
+    // Aborted at the drain time: claims given back, no attempt recorded (a 5 s timeout would record one).
     await dispatcher.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(store.released.map((claim) => claim.deliveryId).sort()).toEqual([1n, 2n]);
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ status: 'pending', attempts: [], lease: undefined });

@@ -2,7 +2,13 @@ import net from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { describeStatus, describeTimeout } from './attempt-messages.js';
-import { bareHostname, checkAddress, type ResolveHost, resolveWithSystem } from './url-policy.js';
+import {
+  ALLOW_PRIVATE_NETWORKS_SETTING,
+  bareHostname,
+  checkAddress,
+  type ResolveHost,
+  resolveWithSystem,
+} from './url-policy.js';
 
 /**
  * Outgoing webhook requests, with the address check done where it cannot be dodged: at connect.
@@ -70,7 +76,15 @@ export function createSafeAgent({
         .then((addresses) => {
           const checks = addresses.map(({ address }) => checkAddress(address, allowPrivateNetworks));
           const refused = checks.find((check) => !check.allowed);
-          if (refused) throw new AddressNotAllowedError(`address not allowed (${refused.range} ${refused.address})`);
+          if (refused) {
+            // The delivery log is shown to clients: a name's addresses are not told (see url-policy.ts).
+            const what = literal
+              ? `address not allowed (${refused.range} ${refused.address})`
+              : 'a resolved address is not allowed (not public)';
+            throw new AddressNotAllowedError(
+              `${what}; set ${ALLOW_PRIVATE_NETWORKS_SETTING}=true for receivers on private networks`,
+            );
+          }
           // The first address, in the resolver's order (what net.connect would have tried first).
           const dial = checks[0];
           if (dial === undefined) throw new HostNotResolvedError(`DNS lookup of ${host} found no address`, 'ENODATA');

@@ -25,6 +25,12 @@ export interface UrlPolicy {
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
+/** The setting (config.ts) that lets receivers be on private, loopback and link-local addresses. */
+export const ALLOW_PRIVATE_NETWORKS_SETTING = 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS';
+
+/** Why a receiver's host is refused, and the way to allow it (a receiver on your own network). */
+const ONLY_PUBLIC = `webhooks are only sent to public addresses unless the service runs with ${ALLOW_PRIVATE_NETWORKS_SETTING}=true`;
+
 /** How long registration waits for a name to resolve before calling it unresolvable. */
 const RESOLVE_TIMEOUT_MS = 5000;
 
@@ -110,8 +116,10 @@ export async function checkWebhookUrl(url: string, policy: UrlPolicy): Promise<s
   for (const address of addresses) {
     const check = checkAddress(address, policy.allowPrivateNetworks);
     if (!check.allowed) {
-      const where = address === host ? `url host ${host}` : `url host ${host} resolves to ${address}, which`;
-      return `${where} is not a public address (${check.range}); webhooks are only sent to public addresses`;
+      // A name's addresses are not told: the answer would let a client map the service's network.
+      return net.isIP(host) !== 0
+        ? `url host ${host} is not a public address (${check.range}); ${ONLY_PUBLIC}`
+        : `url host ${host} resolves to an address that is not public; ${ONLY_PUBLIC}`;
     }
   }
   return null;

@@ -57,7 +57,7 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
   }
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     client = await openTestClient(storage);
     const counting: SqlRunner = {
       query(text, values) {
@@ -230,7 +230,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     let storage: TestStorage;
     let client: TestClient;
     beforeAll(async () => {
-      storage = await createTestStorage(engine);
+      storage = await createTestStorage(engine, { migrated: true });
       client = await openTestClient(storage);
     });
     afterAll(async () => {

@@ -158,7 +158,7 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
   let harness: PlanHarness;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     harness = await openPlanHarness(storage);
     await harness.rawQuery(SEED_SQL);
     await harness.rawQuery('ANALYZE plants');

@@ -18,7 +18,7 @@ describe.each(testEngines())('group reads on %s', (engine) => {
   const sent: string[] = [];
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     client = await openTestClient(storage);
     await client.rows(
       `INSERT INTO plants (id, name, tag)

@@ -47,7 +47,7 @@ describe.each(testEngines())('group commit on %s', (engine) => {
   const inserts = { count: 0 };
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     client = await openClient(storage, inserts);
     writer = createPlantWriter(client.sql, { ...LIMITS, maxBatchSize: 64, maxConcurrentBatches: 2 });
   });
@@ -162,7 +162,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     let storage: TestStorage;
     const clients: Awaited<ReturnType<typeof openClient>>[] = [];
     beforeAll(async () => {
-      storage = await createTestStorage(engine);
+      storage = await createTestStorage(engine, { migrated: true });
       for (let index = 0; index < 2; index++) clients.push(await openClient(storage, { count: 0 }));
     });
     afterAll(async () => {
@@ -243,7 +243,7 @@ describe('group commit limits', () => {
 
   it('answers what is queued before close() resolves, and refuses creates after it', async () => {
     const inserts = { count: 0 };
-    const storage = await createTestStorage('pglite');
+    const storage = await createTestStorage('pglite', { migrated: true });
     const client = await openClient(storage, inserts);
     try {
       const writer = createPlantWriter(client.sql, {

@@ -60,7 +60,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
   const claim = (options: Partial<ClaimOptions> = {}) => claimDeliveries(client.sql, { ...CLAIM_ALL, ...options });
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     client = await openTestClient(storage);
   });
   beforeEach(() => clearWebhooks(client));
@@ -211,7 +211,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))('claims a
   let storage: TestStorage;
   const replicas: TestClient[] = [];
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     for (let index = 0; index < 2; index++) replicas.push(await openTestClient(storage));
   });
   afterAll(async () => {

@@ -36,7 +36,7 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     (await claimDeliveries(client.sql, CLAIM_ALL)).filter((claim) => claim.webhookId === webhookId);
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine);
+    storage = await createTestStorage(engine, { migrated: true });
     client = await openTestClient(storage);
   });
   beforeEach(async () => {
