@@ -90,6 +90,21 @@ describe('classifying a change to the committed document', () => {
     expect(described.changes.map((change) => change.type)).toEqual(['annotation']);
   });
 
+  it('calls a changed or added response example an annotation, not breaking', () => {
+    const withExample = changed((document) => {
+      const post = document.paths['/webhooks']?.post as unknown as {
+        responses: Record<string, { content: Record<string, { examples?: Record<string, unknown> }> }>;
+      };
+      const json = post.responses['400']?.content['application/json'];
+      if (!json) throw new Error('the committed document has no 400 JSON answer for POST /webhooks');
+      json.examples = { ...json.examples, another: { value: { error: 400, message: 'another example' } } };
+    });
+    const comparison = compareDocuments(COMMITTED_TEXT, withExample);
+    expect(comparison.verdict).toBe('non-breaking');
+    expect(comparison.changes.length).toBeGreaterThan(0);
+    expect(comparison.changes.every((change) => change.type === 'annotation')).toBe(true);
+  });
+
   it('sees no change between the document and its committed form', () => {
     expect(compareDocuments(COMMITTED_TEXT, JSON.stringify(JSON.parse(COMMITTED_TEXT)))).toEqual({
       verdict: 'unchanged',

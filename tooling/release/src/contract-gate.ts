@@ -59,13 +59,21 @@ export function compareDocuments(before: string, after: string): Comparison {
     const key = `${diff.type} ${description}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    changes.push({ type: diff.type as ChangeType, description });
+    changes.push({ type: classifyExamples(diff.type as ChangeType, diff.path), description });
   }
   if (changes.length === 0) {
     changes.push({ type: 'unclassified', description: 'the documents differ where the tool sees no change' });
   }
   const breaking = changes.some((change) => change.type === 'breaking' || change.type === 'unclassified');
   return { verdict: breaking ? 'breaking' : 'non-breaking', changes };
+}
+
+/**
+ * Examples illustrate a schema and constrain nothing a client or server does (OpenAPI 3.1, 4.19 and
+ * 4.14.1): a change the tool leaves unclassified inside an `example` or `examples` is an annotation.
+ */
+function classifyExamples(type: ChangeType, path: readonly PropertyKey[]): ChangeType {
+  return type === 'unclassified' && path.some((key) => key === 'example' || key === 'examples') ? 'annotation' : type;
 }
 
 /** The pending changesets (`.changeset/*.md` under `root`) that release a contract package as major. */
