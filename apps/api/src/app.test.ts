@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DatabaseUnavailableError, type TokenRecord, WebhookLimitError } from '@plant-store/db';
@@ -223,6 +223,52 @@ describe('createApp error rendering', () => {
     expect(response.body).toEqual({ error: 400n, message: 'request body is missing' });
   });
 
+  it('matches paths exactly: another case or a trailing slash is another path, a 404', async () => {
+    const { url } = await serve(fakeDb());
+    for (const [method, path] of [
+      ['GET', '/PLANTS'],
+      ['GET', '/Plants/1'],
+      ['GET', '/plants/'],
+      ['DELETE', '/plants/1/'],
+      ['GET', '/openapi.json/'],
+      ['GET', '/healthz/'],
+    ] as const) {
+      // Not through the contract-checked fetch: these are no operation of the document.
+      const { status, allow, body } = await rawRequest(url, method, path);
+      expect(status, `${method} ${path}`).toBe(404);
+      expect(allow, `${method} ${path}`).toBeUndefined();
+      expect(JSON.parse(body)).toEqual({ error: 404, message: `no route for ${method} ${path}` });
+    }
+    // The exact paths are served (here: authentication is asked for, so the route matched).
+    expect((await rawRequest(url, 'GET', '/plants')).status).toBe(401);
+    expect((await rawRequest(url, 'DELETE', '/plants/1')).status).toBe(401);
+  });
+
+  it('answers an unknown path with 404 for every method, TRACE and PROPFIND included', async () => {
+    const { url } = await serve(fakeDb());
+    for (const method of ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND']) {
+      const { status, allow, body } = await rawRequest(url, method, '/nope');
+      expect(status, method).toBe(404);
+      expect(allow, method).toBeUndefined();
+      expect(JSON.parse(body), method).toEqual({ error: 404, message: `no route for ${method} /nope` });
+    }
+  });
+
+  it('answers TRACE on a known path with 405 and the methods it serves', async () => {
+    const { url } = await serve(fakeDb());
+    const { status, allow, body } = await rawRequest(url, 'TRACE', '/plants');
+    expect(status).toBe(405);
+    expect(allow).toBe('HEAD, GET, POST');
+    expect(JSON.parse(body)).toMatchObject({ error: 405 });
+  });
+
+  it('redirects /docs/ to /docs, the one address of the page', async () => {
+    const { url } = await serve(fakeDb());
+    const { status, location } = await rawRequest(url, 'GET', '/docs/');
+    expect(status).toBe(301);
+    expect(location).toBe('/docs');
+  });
+
   it('answers a method the router implements nowhere (PROPFIND) with 405 and Allow', async () => {
     const { url } = await serve(fakeDb());
     const response = await request(url, '/plants', { method: 'PROPFIND', token: TOKEN });
@@ -231,3 +277,34 @@ describe('createApp error rendering', () => {
     expect(response.body).toMatchObject({ error: 405n });
   });
 });
+
+/** One request through node:http, which (unlike fetch) sends any method, TRACE and CONNECT too. */
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+): Promise<{ status: number; allow: string | undefined; location: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(base);
+    const outgoing = httpRequest(
+      { host: target.hostname, port: target.port, method, path, headers: { connection: 'close' } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            allow: response.headers.allow,
+            location: response.headers.location,
+            body,
+          }),
+        );
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}

@@ -52,7 +52,8 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const { log, metrics, tracing } = deps;
   const metricsRegistry = deps.serveMetrics === false ? undefined : metrics?.registry;
   const app = new Koa<AppState>();
-  const router = new Router<AppState>();
+  // Paths are case-sensitive and a trailing slash makes another path (`/PLANTS`, `/plants/1/`: 404).
+  const router = new Router<AppState>({ sensitive: true, strict: true });
   addHealthRoutes(router, deps);
   addPlantRoutes(router, deps);
   addWebhookRoutes(router, { ...deps, urlPolicy: deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY });

@@ -57,11 +57,13 @@ export function respondError(ctx: AppContext, apiError: ApiError): void {
 function errorForBareStatus(ctx: AppContext): ApiError {
   switch (ctx.status) {
     case 404:
-      return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${ctx.path}`);
+      return notFound(ctx);
     case 405:
     // @koa/router answers 501 for a method it implements nowhere (PROPFIND): to the client, that
-    // is another method on a known path, which the contract answers with 405.
+    // is another method on a known path, which the contract answers with 405. It answers so for
+    // any path, known or not: a path no route matches (no method allowed) is a 404 for every method.
     case 501:
+      if (ctx.response.get('Allow') === '') return notFound(ctx);
       return new ApiError(
         ErrorCode.MethodNotAllowed,
         `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
@@ -76,6 +78,11 @@ function errorForBareStatus(ctx: AppContext): ApiError {
         },
       );
   }
+}
+
+function notFound(ctx: AppContext): ApiError {
+  ctx.remove('Allow');
+  return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${ctx.path}`, { status: 404 });
 }
 
 /** http-errors style errors (Koa's ctx.throw, libraries): what we read of them. */

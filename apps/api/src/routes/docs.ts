@@ -41,13 +41,12 @@ const CONTENT_SECURITY_POLICY = [
  * already says). Swagger UI comes from the installed swagger-ui-dist, never from the internet.
  */
 export function addDocsRoutes(router: Router<AppState>): void {
+  // One canonical address for the page: /docs/ (a link someone typed) points there.
+  router.get('/docs/', (ctx) => {
+    ctx.status = 301;
+    ctx.redirect('/docs');
+  });
   router.get('/docs', async (ctx) => {
-    // The router also matches /docs/: one canonical address for the page.
-    if (ctx.path !== '/docs') {
-      ctx.status = 301;
-      ctx.redirect('/docs');
-      return;
-    }
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.set('Cache-Control', 'no-cache');
     await sendFile(ctx, STATIC_DIR, 'index.html');
