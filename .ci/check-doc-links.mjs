@@ -1,8 +1,9 @@
 // Every Markdown link in the repository's docs stays inside the repository and points at a file
 // that exists (anchors are not checked). Docs must stand alone: a reader with a clone has them all.
+
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { execFileSync } from 'node:child_process';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const files = execFileSync('git', ['ls-files', '*.md', ':!:**/CHANGELOG.md'], { cwd: root, encoding: 'utf8' })
