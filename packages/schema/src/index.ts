@@ -24,6 +24,7 @@ export {
   TAG_MAX_LENGTH,
   tagSchema,
 } from './plant.js';
+export { isStorableText, STORABLE_TEXT_PATTERN } from './text.js';
 export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
 export {
   type CreatedWebhook,

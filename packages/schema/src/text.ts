@@ -16,6 +16,14 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
+ * `isStorableText` as a JSON Schema `pattern` (ECMA-262 with the `u` flag, as JSON Schema 2020-12
+ * reads patterns): no U+0000 and no surrogate code point, which under `u` only a lone surrogate
+ * is (a well-formed pair is read as one astral code point). Generated clients and validators
+ * then refuse what the service refuses.
+ */
+export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
+/**
  * A text field named `field` in its messages: a string of `minLength` to `maxLength` code
  * points that PostgreSQL stores exactly. `description` documents it in JSON Schema.
  */
@@ -28,7 +36,11 @@ export function textSchema(field: string, minLength: number, maxLength: number, 
     v.string((issue) => (issue.input === undefined ? `${field} is required` : message)),
     v.description(description),
     // For JSON Schema / OpenAPI, whose minLength/maxLength count code points, as the check below does.
-    v.metadata(minLength > 0 ? { minLength, maxLength } : { maxLength }),
+    v.metadata(
+      minLength > 0
+        ? { minLength, maxLength, pattern: STORABLE_TEXT_PATTERN }
+        : { maxLength, pattern: STORABLE_TEXT_PATTERN },
+    ),
     v.check((text) => {
       const length = codePointLength(text);
       return length >= minLength && length <= maxLength;

@@ -150,6 +150,37 @@ describe('the gate', () => {
     }
   });
 
+  it('passes a breaking change reviewed as breaking no client, and fails a review of a change that does not occur', async () => {
+    const review = {
+      change: '[Added] required status to `tag` in Request Body content (application/json)',
+      reason: 'every client sends a tag already',
+    };
+    const root = await checkout({ committed: requiredTag, released: COMMITTED_TEXT });
+    const reviewed = await runContractGate({
+      served: requiredTag,
+      committed: requiredTag,
+      released: COMMITTED_TEXT,
+      reviewed: [review],
+      root,
+    });
+    expect(reviewed.sinceRelease.verdict).toBe('non-breaking');
+    expect(reviewed.sinceRelease.changes).toContainEqual({ type: 'reviewed', description: review.change });
+    expect(reviewed.report).toContain(`reviewed: ${review.change}: every client sends a tag already`);
+    expect(reviewed.exitCode).toBe(0);
+
+    // The same review where the change does not occur (a removed operation instead): both fail.
+    const other = await runContractGate({
+      served: removedOperation,
+      committed: removedOperation,
+      released: COMMITTED_TEXT,
+      reviewed: [review],
+      root,
+    });
+    expect(other.sinceRelease.verdict).toBe('breaking');
+    expect(other.report).toContain(`FAIL: apps/api/openapi.reviewed.json names a change that does not occur`);
+    expect(other.exitCode).toBe(1);
+  });
+
   it('fails a stale committed document even when the change is declared', async () => {
     const root = await checkout({ committed: COMMITTED_TEXT, released: COMMITTED_TEXT }, { 'drop-delete': MAJOR });
     const result = await runContractGate({
@@ -175,5 +206,32 @@ describe('the gate', () => {
     await writeFile(join(root, '.changeset/drop-delete.md'), MAJOR);
     const { stdout } = await gate();
     expect(stdout).toContain('ok: breaking, and declared: a major release in .changeset/drop-delete.md');
+  });
+
+  it('reads reviews from apps/api/openapi.reviewed.json, and a release records the contract and empties them', async () => {
+    const root = await checkout({ committed: requiredTag, released: COMMITTED_TEXT });
+    const reviewedFile = join(root, 'apps/api/openapi.reviewed.json');
+    await writeFile(
+      reviewedFile,
+      JSON.stringify({
+        changes: [
+          {
+            change: '[Added] required status to `tag` in Request Body content (application/json)',
+            reason: 'every client sends a tag already',
+          },
+        ],
+      }),
+    );
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', COMMAND, ...args, '--root', root]);
+    const served = join(root, 'apps/api/openapi.json');
+    const { stdout } = await run('check', '--served', served);
+    expect(stdout).toContain('ok: no breaking change');
+
+    await run('release');
+    expect(await readFile(join(root, 'apps/api/openapi.released.json'), 'utf8')).toBe(requiredTag);
+    expect(JSON.parse(await readFile(reviewedFile, 'utf8'))).toMatchObject({ changes: [] });
+    const after = await run('check', '--served', served);
+    expect(after.stdout).toContain('since the last release (apps/api/openapi.released.json): no change');
   });
 });

@@ -7,7 +7,11 @@
  *   contract packages (`pnpm version-packages` records it).
  * A difference is classified with api-smart-diff (breaking, non-breaking, deprecated, annotation,
  * unclassified). A breaking change since the last release needs a pending major changeset for a
- * contract package: they are one fixed group, so a major for either bumps both.
+ * contract package: they are one fixed group, so a major for either bumps both; or a reviewed
+ * entry in `apps/api/openapi.reviewed.json` saying why the change breaks no client (the tool
+ * classifies by form: a `pattern` that only describes what the service already refused is
+ * "breaking" to it). Entries name the change by the tool's sentence and must all still occur;
+ * a release empties the file.
  */
 import { readChangesets } from '@changesets/read';
 import { apiCompare } from 'api-smart-diff';
@@ -16,7 +20,15 @@ import { parse, stringify } from 'lossless-json';
 /** The packages that carry the HTTP contract to other teams, released together. */
 export const CONTRACT_PACKAGES = ['@plant-store/schema', '@plant-store/client'] as const;
 
-export type ChangeType = 'breaking' | 'non-breaking' | 'deprecated' | 'annotation' | 'unclassified';
+export type ChangeType = 'breaking' | 'non-breaking' | 'deprecated' | 'annotation' | 'unclassified' | 'reviewed';
+
+/** A change the tool calls breaking (or leaves unclassified) that a person reviewed as breaking no client. */
+export interface ReviewedChange {
+  /** The tool's sentence for the change, exactly as the gate prints it. */
+  readonly change: string;
+  /** Why no client that worked before fails now. */
+  readonly reason: string;
+}
 
 export interface ContractChange {
   readonly type: ChangeType;
@@ -90,6 +102,8 @@ export async function majorContractChangesets(root: string): Promise<string[]> {
 
 export interface GateInput {
   readonly served: string;
+  /** Reviewed changes since the last release (apps/api/openapi.reviewed.json); default none. */
+  readonly reviewed?: readonly ReviewedChange[];
   readonly committed: string;
   readonly released: string;
   /** The folder that holds `.changeset/`. */
@@ -102,6 +116,25 @@ export interface GateResult {
   readonly sinceRelease: Comparison;
   readonly majorChangesets: readonly string[];
   readonly report: string;
+}
+
+/** The comparison with the reviewed breaking or unclassified changes retyped as `reviewed`. */
+function applyReviews(
+  comparison: Comparison,
+  reviews: readonly ReviewedChange[],
+): { comparison: Comparison; unmatched: ReviewedChange[] } {
+  const used = new Set<ReviewedChange>();
+  const changes = comparison.changes.map((change) => {
+    if (change.type !== 'breaking' && change.type !== 'unclassified') return change;
+    const review = reviews.find((candidate) => candidate.change === change.description);
+    if (review === undefined) return change;
+    used.add(review);
+    return { ...change, type: 'reviewed' as const };
+  });
+  const unmatched = reviews.filter((review) => !used.has(review));
+  if (comparison.verdict === 'unchanged') return { comparison, unmatched };
+  const breaking = changes.some((change) => change.type === 'breaking' || change.type === 'unclassified');
+  return { comparison: { verdict: breaking ? 'breaking' : 'non-breaking', changes }, unmatched };
 }
 
 function describe(comparison: Comparison): string[] {
@@ -128,12 +161,24 @@ export async function runContractGate(input: GateInput): Promise<GateResult> {
     lines.push('FAIL: the committed document is stale: run `pnpm openapi:write` and commit apps/api/openapi.json');
   }
 
-  const sinceRelease = compareDocuments(input.released, input.served);
+  const { comparison: sinceRelease, unmatched } = applyReviews(
+    compareDocuments(input.released, input.served),
+    input.reviewed ?? [],
+  );
+  for (const review of unmatched) {
+    exitCode = 1;
+    lines.push(
+      `FAIL: apps/api/openapi.reviewed.json names a change that does not occur since the last release: ${review.change}`,
+    );
+  }
   const majorChangesets = sinceRelease.verdict === 'breaking' ? await majorContractChangesets(input.root) : [];
   if (sinceRelease.verdict === 'unchanged') {
     lines.push('since the last release (apps/api/openapi.released.json): no change');
   } else {
     lines.push('since the last release (apps/api/openapi.released.json):', ...describe(sinceRelease));
+    for (const review of input.reviewed ?? []) {
+      if (!unmatched.includes(review)) lines.push(`  reviewed: ${review.change}: ${review.reason}`);
+    }
     if (sinceRelease.verdict === 'non-breaking') {
       lines.push('ok: no breaking change (a minor changeset for the new features is due)');
     } else if (majorChangesets.length > 0) {
