@@ -33,6 +33,7 @@ export interface LogOutput extends pino.DestinationStream {
  */
 const LOG_BATCH_BYTES = 4096;
 const LOG_FLUSH_INTERVAL_MS = 200;
+const LOG_MAX_WRITE_BYTES = 256 * 1024;
 /**
  * At most this much waits to be written; beyond it, lines are dropped and counted. A log pipe
  * nobody reads must not take the process's memory with it.
@@ -45,56 +46,85 @@ const LOG_BUFFER_MAX_BYTES = 4 * 1024 * 1024;
  * counted, never held). After a write error (EPIPE: the reader went away) lines are dropped and
  * counted too. Nothing flushes synchronously at exit, where a blocked pipe would hold the process
  * for ever: the caller flushes with a deadline (flush(timeoutMs)) before it exits.
+ *
+ * Lines are batched here, not in sonic-boom: its write() measures the UTF-8 length of the whole
+ * chunk it appends to, on every call, which for one access line at a time cost about 2.5 us of
+ * CPU per line (a sixth of the 400 path's). Handed a batch at a time, it measures once a batch.
  */
 export function createLogOutput(fd = 2): LogOutput {
   // sonic-boom is CommonJS: its class is a property of what an ES import gets.
   const stream = new sonicBoom.SonicBoom({
     fd,
     sync: false,
-    minLength: LOG_BATCH_BYTES,
     maxLength: LOG_BUFFER_MAX_BYTES,
-    periodicFlush: LOG_FLUSH_INTERVAL_MS,
+    // Up to this much in one write(2), instead of its 16 KB: a backlog drains in few writes.
+    maxWrite: LOG_MAX_WRITE_BYTES,
   });
   let dropped = 0;
   let broken = false;
+  // Lines not yet handed to the stream, and their length in UTF-16 code units (at most their bytes).
+  let pending: string[] = [];
+  let pendingLength = 0;
   // Bytes handed to the stream, and bytes it wrote or dropped: what flush waits for.
   let accepted = 0;
   let settled = 0;
+  // flush() callers, resolved once every byte handed over is written or dropped.
+  let waiters: (() => void)[] = [];
+  const settle = () => {
+    if (waiters.length === 0 || (!broken && settled < accepted)) return;
+    const resolved = waiters;
+    waiters = [];
+    for (const resolve of resolved) resolve();
+  };
   stream.on('write', (bytes: number) => {
     settled += bytes;
+    settle();
   });
   stream.on('drop', (data: string | Buffer) => {
     dropped += countLines(data);
     settled += Buffer.byteLength(data);
+    settle();
   });
   stream.on('error', () => {
     broken = true;
+    settle();
   });
+  const handOver = () => {
+    if (pending.length === 0) return;
+    const batch = pending.length === 1 ? (pending[0] as string) : pending.join('');
+    pending = [];
+    pendingLength = 0;
+    if (broken) {
+      dropped += countLines(batch);
+      return;
+    }
+    accepted += Buffer.byteLength(batch);
+    stream.write(batch);
+  };
+  const timer = setInterval(handOver, LOG_FLUSH_INTERVAL_MS);
+  timer.unref();
   return {
     write(line: string) {
       if (broken) {
         dropped += 1;
         return;
       }
-      accepted += Buffer.byteLength(line);
-      stream.write(line);
+      pending.push(line);
+      pendingLength += line.length;
+      if (pendingLength >= LOG_BATCH_BYTES) handOver();
     },
     droppedLines: () => dropped,
     flush(timeoutMs) {
+      handOver();
       return new Promise((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        timer.unref();
-        // sonic-boom calls a flush back when the write in flight ends (its periodic flush's,
-        // say), even if lines are still buffered behind it: flush again until all are written.
-        const flushRest = () => {
-          if (broken || settled >= accepted) {
-            clearTimeout(timer);
-            resolve();
-            return;
-          }
-          stream.flush(flushRest);
-        };
-        flushRest();
+        const deadline = setTimeout(done, timeoutMs);
+        deadline.unref();
+        function done() {
+          clearTimeout(deadline);
+          resolve();
+        }
+        waiters.push(done);
+        settle();
       });
     },
   };
