@@ -159,6 +159,11 @@ async function main(): Promise<number> {
   const serviceLog = join(logDir, 'soak-service.log');
   const service = await startService(API_ROOT, env, serviceLog);
   const stopService = cleanups.add('stop the service', () => service.stop());
+  // The service must live through the whole soak: an exit ends the traffic and fails the run.
+  let serviceExit: number | null | undefined;
+  void service.exited.then((code) => {
+    serviceExit = code;
+  });
   await subscribe({ url: service.url, token, pid: service.pid }, receiver.url);
   progress(
     `soak: ${options.minutes} min on PostgreSQL (${database.name}), ${options.rate || 'unpaced'} req/s, ` +
@@ -314,7 +319,7 @@ async function main(): Promise<number> {
   let nextSlot = performance.now();
   const interval = options.rate > 0 ? 1000 / options.rate : 0;
   const workers = Array.from({ length: options.concurrency }, async () => {
-    while (!stopping && performance.now() < endAt) {
+    while (!stopping && serviceExit === undefined && performance.now() < endAt) {
       if (interval > 0) {
         const slot = Math.max(nextSlot, performance.now() - 1000);
         nextSlot = slot + interval;
@@ -378,7 +383,7 @@ async function main(): Promise<number> {
 
   progress(`soak: traffic done after ${Math.round(trafficSeconds)} s; waiting for the webhook backlog`);
   let undelivered = created.length;
-  for (let arrived = -1; ; ) {
+  for (let arrived = -1; serviceExit === undefined; ) {
     undelivered = await receiver.waitForAll(created, DRAIN_STALL_MS);
     const now = receiver.firstArrivals.size;
     if (undelivered === 0 || now === arrived) break;
@@ -401,6 +406,11 @@ async function main(): Promise<number> {
   const growth = rssGrowth(samples, trafficSeconds);
   const receiverCounts = receiver.counts();
   const checks = [
+    check(
+      'the service ran to the end',
+      serviceExit === undefined,
+      serviceExit === undefined ? 'yes' : `it exited (code ${serviceExit}); see ${serviceLog}`,
+    ),
     check(
       'no request answered 500 (or another 5xx than the outage 503)',
       tally.serverErrors === 0,
