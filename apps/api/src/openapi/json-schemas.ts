@@ -78,49 +78,49 @@ export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
 }
 
 /** A schema converted with references to the named components where it uses them. */
-function convert(schema: Parameters<typeof toJsonSchema>[0]): Json {
+export function jsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Json {
   return withoutDialect(toJsonSchema(schema, { ...CONVERSION, definitions: NAMED_SCHEMAS }) as Json);
 }
 
 /** The response body of `GET /plants`. */
 export function plantListSchema(): Json {
-  return convert(PlantListSchema);
+  return jsonSchemaOf(PlantListSchema);
 }
 
 /** The `/plants/{id}` path parameter. */
 export function plantIdParameterSchema(): Json {
-  return convert(PlantIdSchema);
+  return jsonSchemaOf(PlantIdSchema);
 }
 
 /** The query parameters of `GET /plants`, by name. */
 export function listPlantsQuerySchemas(): Record<'limit' | 'tag' | 'after', Json> {
-  const query = convert(ListPlantsQuerySchema);
+  const query = jsonSchemaOf(ListPlantsQuerySchema);
   const properties = query.properties as Record<'limit' | 'tag' | 'after', Json>;
   return properties;
 }
 
 /** The response body of `GET /webhooks`. */
 export function webhookListSchema(): Json {
-  return convert(WebhookListSchema);
+  return jsonSchemaOf(WebhookListSchema);
 }
 
 /** The response body of `GET /webhooks/{id}/deliveries`. */
 export function webhookDeliveryListSchema(): Json {
-  return convert(WebhookDeliveryListSchema);
+  return jsonSchemaOf(WebhookDeliveryListSchema);
 }
 
 /** The `{id}` of `/webhooks/{id}...`: a UUID. */
 export function webhookIdParameterSchema(): Json {
-  return convert(WebhookIdSchema);
+  return jsonSchemaOf(WebhookIdSchema);
 }
 
 /** The `{deliveryId}` of `.../deliveries/{deliveryId}/resend`: an int64. */
 export function deliveryIdParameterSchema(): Json {
-  return convert(DeliveryIdSchema);
+  return jsonSchemaOf(DeliveryIdSchema);
 }
 
 /** The query parameters of `GET /webhooks/{id}/deliveries`, by name. */
 export function listDeliveriesQuerySchemas(): Record<'limit' | 'after', Json> {
-  const query = convert(ListDeliveriesQuerySchema);
+  const query = jsonSchemaOf(ListDeliveriesQuerySchema);
   return query.properties as Record<'limit' | 'after', Json>;
 }
