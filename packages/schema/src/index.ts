@@ -1,6 +1,7 @@
 export {
   BODY_ERROR_CODES,
   type BodyOf,
+  CLIENT_FAULT_CODES,
   COMMON_ERROR_CODES,
   type HttpMethod,
   OPERATION_TAGS,

@@ -54,6 +54,8 @@ export interface OperationDeclaration {
 export const COMMON_ERROR_CODES = [401, 403, 500, 503] as const satisfies readonly ErrorCode[];
 /** An operation with a body may also answer: larger than the limit (413), not JSON in UTF-8 (415). */
 export const BODY_ERROR_CODES = [413, 415] as const satisfies readonly ErrorCode[];
+/** The failures caused by what the client sent: what `clientFaultsAs400` answers with HTTP 400. */
+export const CLIENT_FAULT_CODES = [400, 409, 413, 415] as const satisfies readonly ErrorCode[];
 
 type Parameters = typeof operationParameters;
 type ParameterNamesOf<TOperation> = TOperation extends { readonly parameters: readonly (infer TName)[] }
