@@ -1,11 +1,12 @@
 import {
   type NewPlantInput,
   NewPlantSchema,
+  operations,
   type StoredPlant,
   StoredPlantSchema,
   stringifyJson,
 } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantsUrl } from './client-context.js';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
 import { type PlantStoreRequest, sendRequest } from './send-request.js';
@@ -22,10 +23,8 @@ export async function createPlant(
 ): Promise<StoredPlant> {
   const newPlant = parseInput(NewPlantSchema, plant);
   const request: PlantStoreRequest = {
-    method: 'POST',
-    url: plantsUrl(context),
+    ...operationTarget(context, operations.createPlant, {}),
     body: stringifyJson(newPlant),
-    successStatus: 200,
     retryMode: 'idempotent',
     signal: options.signal,
   };

@@ -3,9 +3,10 @@ import {
   CreatedWebhookSchema,
   type NewWebhook,
   NewWebhookSchema,
+  operations,
   stringifyJson,
 } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, webhooksUrl } from './client-context.js';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
 import { type PlantStoreRequest, sendRequest } from './send-request.js';
@@ -26,10 +27,8 @@ export async function createWebhook(
 ): Promise<CreatedWebhook> {
   const newWebhook = parseInput(NewWebhookSchema, webhook);
   const request: PlantStoreRequest = {
-    method: 'POST',
-    url: webhooksUrl(context),
+    ...operationTarget(context, operations.createWebhook, {}),
     body: stringifyJson(newWebhook),
-    successStatus: 201,
     retryMode: 'unprocessed-only',
     signal: options.signal,
   };

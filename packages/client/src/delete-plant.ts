@@ -1,5 +1,5 @@
-import { PlantIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantUrl } from './client-context.js';
+import { operations, PlantIdSchema } from '@plant-store/schema';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { parseInput } from './parse-input.js';
 import { sendDelete } from './send-delete.js';
 
@@ -11,5 +11,5 @@ import { sendDelete } from './send-delete.js';
  */
 export async function deletePlant(context: ClientContext, id: bigint, options: CallOptions = {}): Promise<void> {
   const plantId = parseInput(PlantIdSchema, id);
-  await sendDelete(context, plantUrl(context, plantId), options);
+  await sendDelete(context, operationTarget(context, operations.deletePlant, { id: plantId }), options);
 }

@@ -1,5 +1,5 @@
-import { WebhookIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, webhookUrl } from './client-context.js';
+import { operations, WebhookIdSchema } from '@plant-store/schema';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { parseInput } from './parse-input.js';
 import { sendDelete } from './send-delete.js';
 
@@ -10,5 +10,5 @@ import { sendDelete } from './send-delete.js';
  */
 export async function deleteWebhook(context: ClientContext, id: string, options: CallOptions = {}): Promise<void> {
   const webhookId = parseInput(WebhookIdSchema, id);
-  await sendDelete(context, webhookUrl(context, webhookId), options);
+  await sendDelete(context, operationTarget(context, operations.deleteWebhook, { id: webhookId }), options);
 }

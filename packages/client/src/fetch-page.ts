@@ -1,12 +1,12 @@
 import type * as v from 'valibot';
-import type { CallOptions, ClientContext } from './client-context.js';
+import type { CallOptions, ClientContext, OperationTarget } from './client-context.js';
 import { contractViolation, parseAnswer } from './parse-answer.js';
 import { type PlantStoreRequest, sendRequest } from './send-request.js';
 
 /** One page of a listing in ascending id order: `GET /plants`, `GET /webhooks/{id}/deliveries`. */
 export interface PageRequest<TItem extends { readonly id: bigint }> {
-  /** The listing's URL, without a query: the page's query is written into it. */
-  readonly url: URL;
+  /** The listing, its URL without a query: the page's query is written into it. */
+  readonly target: OperationTarget;
   /** The answer's body: an array of items. */
   readonly schema: v.GenericSchema<unknown, TItem[]>;
   /** The parsed query: `limit` always, `after` when given. */
@@ -29,16 +29,14 @@ export async function fetchPage<TItem extends { readonly id: bigint }>(
   page: PageRequest<TItem>,
   options: CallOptions,
 ): Promise<{ readonly items: TItem[]; readonly link: string | null }> {
-  const { url, query } = page;
-  url.search = new URLSearchParams({
+  const { target, query } = page;
+  target.url.search = new URLSearchParams({
     limit: String(query.limit),
     ...page.filters,
     ...(query.after === undefined ? {} : { after: String(query.after) }),
   }).toString();
   const request: PlantStoreRequest = {
-    method: 'GET',
-    url,
-    successStatus: 200,
+    ...target,
     retryMode: 'idempotent',
     signal: options.signal,
   };

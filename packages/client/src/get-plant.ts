@@ -1,5 +1,5 @@
-import { PlantIdSchema, type StoredPlant, StoredPlantSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantUrl } from './client-context.js';
+import { operations, PlantIdSchema, type StoredPlant, StoredPlantSchema } from '@plant-store/schema';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
 import { type PlantStoreRequest, sendRequest } from './send-request.js';
@@ -8,9 +8,7 @@ import { type PlantStoreRequest, sendRequest } from './send-request.js';
 export async function getPlant(context: ClientContext, id: bigint, options: CallOptions = {}): Promise<StoredPlant> {
   const plantId = parseInput(PlantIdSchema, id);
   const request: PlantStoreRequest = {
-    method: 'GET',
-    url: plantUrl(context, plantId),
-    successStatus: 200,
+    ...operationTarget(context, operations.getPlant, { id: plantId }),
     retryMode: 'idempotent',
     signal: options.signal,
   };

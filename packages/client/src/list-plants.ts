@@ -1,10 +1,11 @@
 import {
   type ListPlantsQueryInput,
   ListPlantsQuerySchema,
+  operations,
   PlantListSchema,
   type StoredPlant,
 } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantsUrl } from './client-context.js';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { fetchPage } from './fetch-page.js';
 import { type NextPlantsQuery, readNextPage } from './next-page.js';
 import { parseInput } from './parse-input.js';
@@ -27,12 +28,12 @@ export async function listPlants(
   options: CallOptions = {},
 ): Promise<PlantsPage> {
   const parsed = parseInput(ListPlantsQuerySchema, query);
-  const url = plantsUrl(context);
+  const target = operationTarget(context, operations.listPlants, {});
   const { tag } = parsed;
   const { items, link } = await fetchPage(
     context,
     {
-      url,
+      target,
       schema: PlantListSchema,
       query: parsed,
       noun: 'plants',
@@ -45,5 +46,5 @@ export async function listPlants(
     },
     options,
   );
-  return { plants: items, next: readNextPage(link, url, parsed) };
+  return { plants: items, next: readNextPage(link, target.url, parsed) };
 }

@@ -1,11 +1,12 @@
 import {
   type ListDeliveriesQueryInput,
   ListDeliveriesQuerySchema,
+  operations,
   type WebhookDelivery,
   WebhookDeliveryListSchema,
   WebhookIdSchema,
 } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, deliveriesUrl } from './client-context.js';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { fetchPage } from './fetch-page.js';
 import { type NextDeliveriesQuery, readNextDeliveriesPage } from './next-page.js';
 import { parseInput } from './parse-input.js';
@@ -31,11 +32,11 @@ export async function listWebhookDeliveries(
 ): Promise<WebhookDeliveriesPage> {
   const id = parseInput(WebhookIdSchema, webhookId);
   const parsed = parseInput(ListDeliveriesQuerySchema, query);
-  const url = deliveriesUrl(context, id);
+  const target = operationTarget(context, operations.listWebhookDeliveries, { id });
   const { items, link } = await fetchPage(
     context,
     {
-      url,
+      target,
       schema: WebhookDeliveryListSchema,
       query: parsed,
       noun: 'deliveries',
@@ -46,5 +47,5 @@ export async function listWebhookDeliveries(
     },
     options,
   );
-  return { deliveries: items, next: readNextDeliveriesPage(link, url, parsed) };
+  return { deliveries: items, next: readNextDeliveriesPage(link, target.url, parsed) };
 }

@@ -3,6 +3,7 @@ import {
   ListDeliveriesQuerySchema,
   type ListPlantsQuery,
   ListPlantsQuerySchema,
+  operations,
 } from '@plant-store/schema';
 import LinkHeader from 'http-link-header';
 import * as v from 'valibot';
@@ -33,7 +34,7 @@ export function readNextPage(
   requestUrl: URL,
   requested: ListPlantsQuery,
 ): NextPlantsQuery | null {
-  const link = readNextLink(linkHeader, requestUrl, ListPlantsQuerySchema, {
+  const link = readNextLink(operations.listPlants.method, linkHeader, requestUrl, ListPlantsQuerySchema, {
     limit: 'number',
     tag: 'text',
     after: 'bigint',
@@ -57,7 +58,16 @@ export function readNextDeliveriesPage(
   requestUrl: URL,
   requested: ListDeliveriesQuery,
 ): NextDeliveriesQuery | null {
-  const link = readNextLink(linkHeader, requestUrl, ListDeliveriesQuerySchema, { limit: 'number', after: 'bigint' });
+  const link = readNextLink(
+    operations.listWebhookDeliveries.method,
+    linkHeader,
+    requestUrl,
+    ListDeliveriesQuerySchema,
+    {
+      limit: 'number',
+      after: 'bigint',
+    },
+  );
   if (link === null) return null;
   const { query: next, refuse } = link;
   if (next.after === undefined) throw refuse('whose next page has no after');
@@ -73,6 +83,7 @@ export function readNextDeliveriesPage(
  * be the request's own origin and path: the client sends its token nowhere else.
  */
 function readNextLink<const TSchema extends v.GenericSchema>(
+  method: string,
   linkHeader: string | null,
   requestUrl: URL,
   schema: TSchema,
@@ -84,7 +95,7 @@ function readNextLink<const TSchema extends v.GenericSchema>(
       kind: 'invalid-response',
       status: 200,
       error: 0,
-      message: `GET ${requestUrl.pathname}${requestUrl.search} answered a Link header ${reason}: ${linkHeader}`,
+      message: `${method} ${requestUrl.pathname}${requestUrl.search} answered a Link header ${reason}: ${linkHeader}`,
       cause,
     });
 

@@ -1,5 +1,11 @@
-import { DeliveryIdSchema, type WebhookDelivery, WebhookDeliverySchema, WebhookIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, resendUrl } from './client-context.js';
+import {
+  DeliveryIdSchema,
+  operations,
+  type WebhookDelivery,
+  WebhookDeliverySchema,
+  WebhookIdSchema,
+} from '@plant-store/schema';
+import { type CallOptions, type ClientContext, operationTarget } from './client-context.js';
 import { contractViolation, parseAnswer } from './parse-answer.js';
 import { parseInput } from './parse-input.js';
 import { type PlantStoreRequest, sendRequest } from './send-request.js';
@@ -19,9 +25,7 @@ export async function resendWebhookDelivery(
   const id = parseInput(WebhookIdSchema, webhookId);
   const delivery = parseInput(DeliveryIdSchema, deliveryId);
   const request: PlantStoreRequest = {
-    method: 'POST',
-    url: resendUrl(context, id, delivery),
-    successStatus: 202,
+    ...operationTarget(context, operations.resendWebhookDelivery, { id, deliveryId: delivery }),
     retryMode: 'idempotent',
     signal: options.signal,
   };
