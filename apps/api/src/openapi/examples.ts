@@ -8,6 +8,7 @@ import {
   type NewPlantInput,
   NewPlantSchema,
   NewWebhookSchema,
+  type OperationDeclaration,
   type OperationId,
   type Operations,
   operationParameters,
@@ -40,14 +41,14 @@ export type ErrorExample = readonly [summary: string, message: string];
 
 type Examples<TValue> = Readonly<Record<string, TValue>>;
 
-type OperationExamples<TOperation> = (TOperation extends {
+type OperationExamples<TOperation extends OperationDeclaration> = (TOperation extends {
   readonly body: { readonly schema: infer TSchema extends v.GenericSchema };
 }
   ? { readonly body: Examples<v.InferInput<TSchema>> }
   : unknown) &
-  (TOperation extends { readonly success: { readonly schema: v.GenericSchema } }
-    ? { readonly success: Examples<SuccessBodyOf<TOperation>> }
-    : unknown) & {
+  (SuccessBodyOf<TOperation> extends undefined
+    ? unknown
+    : { readonly success: Examples<SuccessBodyOf<TOperation>> }) & {
     readonly errors: TOperation extends { readonly errors: infer TErrors }
       ? { readonly [TCode in keyof TErrors]: Examples<ErrorExample> }
       : never;

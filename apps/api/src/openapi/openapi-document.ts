@@ -67,50 +67,34 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     ],
     paths: {
       ...operationPaths({ bodyLimitBytes }),
-      '/openapi.json': {
-        get: {
-          operationId: 'getOpenApiDocument',
-          tags: ['service'],
-          summary: 'This OpenAPI document',
-          security: [],
-          responses: {
-            '200': {
-              description: 'The OpenAPI 3.1 document',
-              content: { [JSON_TYPE]: { schema: { type: 'object' } } },
-            },
-          },
-        },
-      },
-      '/docs': {
-        get: {
-          operationId: 'getDocsPage',
-          tags: ['service'],
-          summary: 'The interactive API reference (this document, rendered)',
-          security: [],
-          responses: {
-            '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
-          },
-        },
-      },
-      '/healthz': {
-        get: {
-          operationId: 'checkLiveness',
-          tags: ['service'],
-          summary: 'Liveness: the process answers (does not touch the database)',
-          security: [],
-          responses: { '200': statusResponse('ok') },
-        },
-      },
-      '/readyz': {
-        get: {
-          operationId: 'checkReadiness',
-          tags: ['service'],
-          summary: 'Readiness: the database answers',
-          security: [],
-          responses: { '200': statusResponse('ready'), '503': ref('responses/DatabaseUnavailable') },
-        },
-      },
-      ...(metrics ? { '/metrics': metricsPathItem() } : {}),
+      '/openapi.json': serviceOperation('getOpenApiDocument', 'This OpenAPI document', {
+        '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
+      }),
+      '/docs': serviceOperation('getDocsPage', 'The interactive API reference (this document, rendered)', {
+        '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+      }),
+      '/healthz': serviceOperation('checkLiveness', 'Liveness: the process answers (does not touch the database)', {
+        '200': statusResponse('ok'),
+      }),
+      '/readyz': serviceOperation('checkReadiness', 'Readiness: the database answers', {
+        '200': statusResponse('ready'),
+        '503': ref('responses/DatabaseUnavailable'),
+      }),
+      ...(metrics
+        ? {
+            '/metrics': serviceOperation(
+              'getMetrics',
+              'Prometheus metrics',
+              {
+                '200': {
+                  description: 'The Prometheus text exposition format, version 0.0.4',
+                  content: { 'text/plain': { schema: { type: 'string' } } },
+                },
+              },
+              'Request counts and durations by method, route pattern and status; database call durations by operation and outcome; process metrics. Operational figures only: no token, id or plant data.',
+            ),
+          }
+        : {}),
     },
     webhooks: plantCreatedWebhook(),
     components: {
@@ -168,38 +152,16 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
   };
 }
 
-function metricsPathItem() {
+/** A GET outside the contract's operations (probes, this description), open to every caller. */
+function serviceOperation(operationId: string, summary: string, responses: object, description?: string) {
   return {
-    get: {
-      operationId: 'getMetrics',
-      tags: ['service'],
-      summary: 'Prometheus metrics',
-      description:
-        'Request counts and durations by method, route pattern and status; database call durations by operation and outcome; process metrics. Operational figures only: no token, id or plant data.',
-      security: [],
-      responses: {
-        '200': {
-          description: 'The Prometheus text exposition format, version 0.0.4',
-          content: { 'text/plain': { schema: { type: 'string' } } },
-        },
-      },
-    },
+    get: { operationId, tags: ['service'], summary, ...(description ? { description } : {}), security: [], responses },
   };
 }
 
 function statusResponse(status: string) {
-  return {
-    description: `The service is ${status}`,
-    content: {
-      [JSON_TYPE]: {
-        schema: {
-          type: 'object',
-          required: ['status'],
-          properties: { status: { type: 'string', const: status } },
-        },
-      },
-    },
-  };
+  const schema = { type: 'object', required: ['status'], properties: { status: { type: 'string', const: status } } };
+  return { description: `The service is ${status}`, content: { [JSON_TYPE]: { schema } } };
 }
 
 /** `a`, `a and b`, `a, b and c`. */

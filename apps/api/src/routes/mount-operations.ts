@@ -9,7 +9,6 @@ import {
   operations,
   type SuccessBodyOf,
 } from '@plant-store/schema';
-import type { Middleware } from 'koa';
 import type * as v from 'valibot';
 import { ApiError } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
@@ -23,18 +22,20 @@ import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { jsonSchemaOf } from '../openapi/json-schemas.js';
 
-/** What a paged listing's handler answers: one page of items in ascending id order, and whether more follow. */
+/** What a paged listing's handler answers: one page in ascending id order, and whether more follow. */
 export interface Page<TItem> {
   readonly items: readonly TItem[];
   readonly hasMore: boolean;
 }
 
-type Answer<TOperation> = TOperation extends { readonly success: { readonly paged: true } }
-  ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never>
-  : SuccessBodyOf<TOperation>;
-
-/** Gets the validated input, returns the success body (or page); failures are thrown ApiErrors. */
-export type Handler<TOperation> = (input: OperationInput<TOperation>) => Promise<Answer<TOperation>>;
+/** Gets the validated input, returns the success body (a Page for a paged listing); fails by throwing ApiErrors. */
+export type Handler<TOperation extends OperationDeclaration> = (
+  input: OperationInput<TOperation>,
+) => Promise<
+  TOperation['success']['paged'] extends true
+    ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never>
+    : SuccessBodyOf<TOperation>
+>;
 
 /** One handler for each declared operation, by operation id. */
 export type Handlers = { readonly [TId in OperationId]: Handler<Operations[TId]> };
@@ -45,127 +46,96 @@ export type HandlersOf<TTag extends OperationDeclaration['tag']> = Pick<
   { [TId in OperationId]: Operations[TId]['tag'] extends TTag ? TId : never }[OperationId]
 >;
 
-/** `THandlers`, when it has a handler for every operation and nothing else. */
-export type ExactHandlers<THandlers> = THandlers & Record<Exclude<keyof THandlers, OperationId>, never>;
-
-export interface MountOptions {
-  readonly authenticateToken: AuthenticateToken;
-  readonly bodyLimitBytes: number;
-}
-
-type UntypedHandler = (input: unknown) => Promise<unknown>;
+type ReadInput = (ctx: AppContext) => Record<string, unknown> | undefined;
 
 /**
- * Routes every operation of the contract to its handler. From the declaration: the path and
- * method, the bearer scope (checked before the body is read), the JSON body (read with its
- * limit), validation of the path, query and body, the success status and the next-page Link.
+ * Routes every operation of the contract to its handler, which must exist for each and only for
+ * them. From the declaration: path and method, bearer auth with its scope (before the body is
+ * read), the JSON body with its limit, validation of path, query and body, the success status
+ * and a paged listing's next-page Link.
  */
 export function mountOperations<THandlers extends Handlers>(
   router: Router<AppState>,
-  handlers: ExactHandlers<THandlers>,
-  { authenticateToken, bodyLimitBytes }: MountOptions,
+  handlers: THandlers & Record<Exclude<keyof THandlers, OperationId>, never>,
+  options: { readonly authenticateToken: AuthenticateToken; readonly bodyLimitBytes: number },
 ): void {
   for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
-    const middleware: Middleware<AppState>[] = [];
-    if (operation.clientFaultsAs400) middleware.push(clientFaultsAs400());
-    middleware.push(bearerAuth(authenticateToken, operation.scope));
-    if (operation.body) middleware.push(jsonBody({ limitBytes: bodyLimitBytes }));
-    middleware.push(runOperation(operation, handlers[id] as UntypedHandler));
+    const middleware = [
+      ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
+      bearerAuth(options.authenticateToken, operation.scope),
+      ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
+      runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
+    ];
     // `/plants/{id}` is `/plants/:id` to the router.
     router.register(operation.path.replaceAll(/\{(\w+)\}/g, ':$1'), [operation.method.toLowerCase()], middleware);
   }
 }
 
-function runOperation(operation: OperationDeclaration, handler: UntypedHandler): Middleware<AppState> {
+function runOperation(operation: OperationDeclaration, handler: (input: unknown) => Promise<unknown>) {
   const readParams = pathReader(operation);
   const readQuery = queryReader(operation);
-  const { body } = operation;
-  const { status, paged } = operation.success;
-  return async (ctx) => {
+  const { body, success } = operation;
+  return async (ctx: AppContext) => {
     const params = readParams(ctx);
     const query = readQuery(ctx);
-    let bodyInput: unknown;
-    if (body) {
-      const checked = checkInput(body.schema, ctx.state.jsonBody);
-      // Answered here rather than thrown: an invalid body is the commonest client error.
-      if ('error' in checked) return respondError(ctx, checked.error);
-      bodyInput = checked.output;
-    }
-    const answer = await handler({ params, query, body: bodyInput });
-    if (status === 204) {
+    const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
+    // Answered here rather than thrown: an invalid body is the commonest client error.
+    if ('error' in checked) return respondError(ctx, checked.error);
+    const answer = await handler({ params, query, body: checked.output });
+    if (success.status === 204) {
       ctx.status = 204;
-    } else if (paged) {
+    } else if (success.paged) {
       const { items, hasMore } = answer as Page<{ readonly id: bigint }>;
       const last = items.at(-1);
-      if (hasMore && last) ctx.set('Link', nextPageLink(nextPageQuery(query, last.id)));
-      respondJson(ctx, status, items);
+      if (hasMore && last) {
+        // The next page: this one's query, in its order, with `after` the page's last id.
+        const next = Object.fromEntries(Object.entries(query ?? {}).map(([name, value]) => [name, String(value)]));
+        ctx.set('Link', nextPageLink({ ...next, after: String(last.id) }));
+      }
+      respondJson(ctx, success.status, items);
     } else {
-      respondJson(ctx, status, answer);
+      respondJson(ctx, success.status, answer);
     }
   };
 }
 
-/** The query of the next page: this one's parameters, in their order, with `after` the page's last id. */
-function nextPageQuery(query: unknown, lastId: bigint): Record<string, string> {
-  const next: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query as Record<string, unknown>)) next[name] = String(value);
-  next.after = String(lastId);
-  return next;
-}
-
 /**
- * A parameter's text as its schema judges it: an int64 as a bigint, another integer as a number
- * (or, either, the text when it is not a decimal integer, for the schema to refuse), text as is.
+ * How a parameter's text becomes what its schema judges: an int64 a bigint, another integer a
+ * number, either the text itself when it is no decimal integer (for the schema to refuse); text as is.
  */
 function textReader(schema: v.GenericSchema): (text: string) => unknown {
   const { type, format } = jsonSchemaOf(schema);
   if (format === 'int64') return readInteger;
-  if (type === 'integer') return readSmallInteger;
-  return (text) => text;
+  return type === 'integer' ? readSmallInteger : (text) => text;
 }
 
 /**
- * The path parameters, each validated on its own in the declared order: a 400 naming the rule,
- * or a 404 for an opaque id that names nothing (see ParameterDeclaration.malformedMessage).
+ * The path parameters, each validated in the declared order: a 400 naming the rule, or for an
+ * opaque id a 404 (see ParameterDeclaration.malformedMessage).
  */
-function pathReader(operation: OperationDeclaration): (ctx: AppContext) => Record<string, unknown> {
+function pathReader(operation: OperationDeclaration): ReadInput {
   const readers = (operation.parameters ?? [])
     .map((name) => operationParameters[name])
     .filter((parameter) => parameter.in === 'path')
     .map((parameter) => {
       const read = textReader(parameter.schema);
       const malformedMessage = 'malformedMessage' in parameter ? parameter.malformedMessage : undefined;
-      return (text: string): unknown => {
-        if (malformedMessage === undefined) return parseInput(parameter.schema, read(text));
-        const checked = checkInput(parameter.schema, read(text));
-        if ('error' in checked) throw new ApiError(ErrorCode.NotFound, malformedMessage);
-        return checked.output;
+      return (ctx: AppContext): [string, unknown] => {
+        const checked = checkInput(parameter.schema, read(ctx.params[parameter.name] ?? ''));
+        if ('output' in checked) return [parameter.name, checked.output];
+        throw malformedMessage === undefined ? checked.error : new ApiError(ErrorCode.NotFound, malformedMessage);
       };
     });
-  const names = readers.length === 0 ? [] : [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
-  return (ctx) => {
-    const params: Record<string, unknown> = {};
-    names.forEach((name, index) => {
-      params[name] = readers[index]?.(ctx.params[name] ?? '');
-    });
-    return params;
-  };
+  return (ctx) => Object.fromEntries(readers.map((read) => read(ctx)));
 }
 
 /** The query, read from the raw query string (each parameter at most once) and validated as one object. */
-function queryReader(operation: OperationDeclaration): (ctx: AppContext) => unknown {
-  const { query } = operation;
+function queryReader({ query }: OperationDeclaration): ReadInput {
   if (query === undefined) return () => undefined;
-  const readers = Object.fromEntries(
-    Object.entries(query.entries).map(([name, schema]) => [name, textReader(schema)] as const),
-  );
-  const names = Object.keys(readers);
+  const readers = new Map(Object.entries(query.entries).map(([name, schema]) => [name, textReader(schema)]));
+  const names = [...readers.keys()];
   return (ctx) => {
-    const texts = readQueryParameters(ctx.querystring, names);
-    const input: Record<string, unknown> = {};
-    for (const [name, text] of Object.entries(texts)) {
-      if (text !== undefined) input[name] = readers[name]?.(text);
-    }
-    return parseInput(query, input);
+    const texts = Object.entries(readQueryParameters(ctx.querystring, names));
+    return parseInput(query, Object.fromEntries(texts.map(([name, text]) => [name, readers.get(name)?.(text ?? '')])));
   };
 }

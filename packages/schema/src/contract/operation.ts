@@ -58,38 +58,23 @@ export const BODY_ERROR_CODES = [413, 415] as const satisfies readonly ErrorCode
 export const CLIENT_FAULT_CODES = [400, 409, 413, 415] as const satisfies readonly ErrorCode[];
 
 type Parameters = typeof operationParameters;
-type ParameterNamesOf<TOperation> = TOperation extends { readonly parameters: readonly (infer TName)[] }
-  ? Extract<TName, ParameterName>
-  : never;
+type OutputOf<TSchema> = TSchema extends v.GenericSchema ? v.InferOutput<TSchema> : undefined;
 
 /** An operation's path parameters by template name, as validated (int64 ids as bigint). */
-export type PathParametersOf<TOperation> = {
-  readonly [TName in ParameterNamesOf<TOperation> as Parameters[TName]['in'] extends 'path'
+export type PathParametersOf<TOperation extends OperationDeclaration> = {
+  readonly [TName in NonNullable<TOperation['parameters']>[number] as Parameters[TName]['in'] extends 'path'
     ? Parameters[TName]['name']
     : never]: v.InferOutput<Parameters[TName]['schema']>;
 };
-
 /** An operation's query, as validated (defaults filled in); undefined when it takes none. */
-export type QueryOf<TOperation> = TOperation extends { readonly query: infer TSchema extends v.GenericSchema }
-  ? v.InferOutput<TSchema>
-  : undefined;
-
+export type QueryOf<TOperation extends OperationDeclaration> = OutputOf<TOperation['query']>;
 /** An operation's body, as validated; undefined when it takes none. */
-export type BodyOf<TOperation> = TOperation extends {
-  readonly body: { readonly schema: infer TSchema extends v.GenericSchema };
-}
-  ? v.InferOutput<TSchema>
-  : undefined;
-
+export type BodyOf<TOperation extends OperationDeclaration> = OutputOf<NonNullable<TOperation['body']>['schema']>;
 /** What an operation answers on success; undefined for a 204 (no body). */
-export type SuccessBodyOf<TOperation> = TOperation extends {
-  readonly success: { readonly schema: infer TSchema extends v.GenericSchema };
-}
-  ? v.InferOutput<TSchema>
-  : undefined;
+export type SuccessBodyOf<TOperation extends OperationDeclaration> = OutputOf<TOperation['success']['schema']>;
 
 /** Everything an operation's request carries once validated. */
-export interface OperationInput<TOperation> {
+export interface OperationInput<TOperation extends OperationDeclaration> {
   readonly params: PathParametersOf<TOperation>;
   readonly query: QueryOf<TOperation>;
   readonly body: BodyOf<TOperation>;
