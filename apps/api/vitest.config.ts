@@ -3,6 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
+    // Also run the `*.test-d.ts` type tests (this package's `tsc`), as the schema and client packages do.
+    typecheck: {
+      enabled: true,
+      include: ['src/**/*.test-d.ts'],
+      tsconfig: './tsconfig.json',
+    },
     // One migrated PGlite folder and PostgreSQL database, made once, copied by every suite that
     // does not test migrating itself (createTestStorage(engine, { migrated: true })).
     globalSetup: ['src/test-support/global-setup.ts'],

@@ -10,9 +10,10 @@ import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { addDocsRoutes } from './routes/docs.js';
 import { addHealthRoutes } from './routes/health.js';
 import { addMetricsRoute } from './routes/metrics.js';
+import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
-import { addPlantRoutes } from './routes/plants.js';
-import { addWebhookRoutes } from './routes/webhooks.js';
+import { plantHandlers } from './routes/plants.js';
+import { webhookHandlers } from './routes/webhooks.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { UrlPolicy } from './webhooks/url-policy.js';
 
@@ -55,8 +56,15 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   // Paths are case-sensitive and a trailing slash makes another path (`/PLANTS`, `/plants/1/`: 404).
   const router = new Router<AppState>({ sensitive: true, strict: true });
   addHealthRoutes(router, deps);
-  addPlantRoutes(router, deps);
-  addWebhookRoutes(router, { ...deps, urlPolicy: deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY });
+  const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
+  mountOperations(
+    router,
+    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }) },
+    {
+      authenticateToken: deps.db.authenticateToken,
+      bodyLimitBytes: deps.bodyLimitBytes,
+    },
+  );
   addOpenApiRoute(
     router,
     createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),

@@ -1,5 +1,5 @@
 import type { Database } from '@plant-store/db';
-import { SCOPES } from './middleware/bearer-auth.js';
+import { SCOPES } from '@plant-store/schema';
 
 export const FIRST_RUN_TOKEN_NAME = 'local-dev';
 

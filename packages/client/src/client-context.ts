@@ -1,3 +1,4 @@
+import type { HttpMethod, OperationDeclaration, PathParametersOf, SuccessStatus } from '@plant-store/schema';
 import type { Transport } from './send-request.js';
 
 /** What every call needs: how to send, and where the service is. */
@@ -13,33 +14,27 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-/** `<baseUrl>plants`: the collection. */
-export function plantsUrl(context: ClientContext): URL {
-  return new URL('plants', context.baseUrl);
+/** Where and how one operation is sent, as the contract declares it. */
+export interface OperationTarget {
+  readonly method: HttpMethod;
+  readonly url: URL;
+  /** The one status that means success. */
+  readonly successStatus: SuccessStatus;
 }
 
-/** `<baseUrl>plants/<id>`, the id written exactly (`String`, never through a number). */
-export function plantUrl(context: ClientContext, id: bigint): URL {
-  return new URL(`plants/${encodeURIComponent(String(id))}`, context.baseUrl);
-}
-
-/** `<baseUrl>webhooks`: the subscriptions. */
-export function webhooksUrl(context: ClientContext): URL {
-  return new URL('webhooks', context.baseUrl);
-}
-
-/** `<baseUrl>webhooks/<id>`. */
-export function webhookUrl(context: ClientContext, id: string): URL {
-  return new URL(`webhooks/${encodeURIComponent(id)}`, context.baseUrl);
-}
-
-/** `<baseUrl>webhooks/<id>/deliveries`. */
-export function deliveriesUrl(context: ClientContext, webhookId: string): URL {
-  return new URL(`webhooks/${encodeURIComponent(webhookId)}/deliveries`, context.baseUrl);
-}
-
-/** `<baseUrl>webhooks/<id>/deliveries/<deliveryId>/resend`, the id written exactly. */
-export function resendUrl(context: ClientContext, webhookId: string, deliveryId: bigint): URL {
-  const path = `webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(String(deliveryId))}/resend`;
-  return new URL(path, context.baseUrl);
+/**
+ * `operation` at `<baseUrl>` + its path, each `{name}` replaced by `params[name]` (ids written
+ * exactly, with `String`, never through a number), with its method and success status.
+ */
+export function operationTarget<TOperation extends OperationDeclaration>(
+  context: ClientContext,
+  operation: TOperation,
+  params: PathParametersOf<TOperation>,
+): OperationTarget {
+  const values: Readonly<Record<string, unknown>> = params;
+  // Relative to the base URL (no leading `/`), so that its path prefix is kept.
+  const path = operation.path
+    .slice(1)
+    .replaceAll(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name])));
+  return { method: operation.method, url: new URL(path, context.baseUrl), successStatus: operation.success.status };
 }

@@ -1,14 +1,6 @@
-import {
-  type NewPlantInput,
-  NewPlantSchema,
-  type StoredPlant,
-  StoredPlantSchema,
-  stringifyJson,
-} from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantsUrl } from './client-context.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
-import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
+import { type NewPlantInput, operations, type StoredPlant } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 
 /**
  * `POST /plants`: stores the plant and returns it as stored. Retried like a read: the service
@@ -20,17 +12,12 @@ export async function createPlant(
   plant: NewPlantInput,
   options: CallOptions = {},
 ): Promise<StoredPlant> {
-  const newPlant = parseInput(NewPlantSchema, plant);
-  const request: PlantStoreRequest = {
-    method: 'POST',
-    url: plantsUrl(context),
-    body: stringifyJson(newPlant),
-    successStatus: 200,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const stored = parseAnswer(StoredPlantSchema, answer, request);
-  if (stored.id !== newPlant.id) throw contractViolation(answer, request, `id ${stored.id} is not ${newPlant.id}`);
-  return stored;
+  const { input, output, violation } = await callOperation(
+    context,
+    operations.createPlant,
+    { params: {}, body: plant, retryMode: 'idempotent' },
+    options,
+  );
+  if (output.id !== input.body.id) throw violation(`id ${output.id} is not ${input.body.id}`);
+  return output;
 }

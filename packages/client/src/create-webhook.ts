@@ -1,14 +1,6 @@
-import {
-  type CreatedWebhook,
-  CreatedWebhookSchema,
-  type NewWebhook,
-  NewWebhookSchema,
-  stringifyJson,
-} from '@plant-store/schema';
-import { type CallOptions, type ClientContext, webhooksUrl } from './client-context.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
-import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
+import { type CreatedWebhook, type NewWebhook, operations } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 
 /**
  * `POST /webhooks`: registers a receiver and returns it with its signing secret, which is shown
@@ -24,19 +16,12 @@ export async function createWebhook(
   webhook: NewWebhook,
   options: CallOptions = {},
 ): Promise<CreatedWebhook> {
-  const newWebhook = parseInput(NewWebhookSchema, webhook);
-  const request: PlantStoreRequest = {
-    method: 'POST',
-    url: webhooksUrl(context),
-    body: stringifyJson(newWebhook),
-    successStatus: 201,
-    retryMode: 'unprocessed-only',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const created = parseAnswer(CreatedWebhookSchema, answer, request);
-  if (created.url !== newWebhook.url) {
-    throw contractViolation(answer, request, `url ${created.url} is not ${newWebhook.url}`);
-  }
-  return created;
+  const { input, output, violation } = await callOperation(
+    context,
+    operations.createWebhook,
+    { params: {}, body: webhook, retryMode: 'unprocessed-only' },
+    options,
+  );
+  if (output.url !== input.body.url) throw violation(`url ${output.url} is not ${input.body.url}`);
+  return output;
 }

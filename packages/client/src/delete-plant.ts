@@ -1,6 +1,5 @@
-import { PlantIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantUrl } from './client-context.js';
-import { parseInput } from './parse-input.js';
+import { operations } from '@plant-store/schema';
+import type { CallOptions, ClientContext } from './client-context.js';
 import { sendDelete } from './send-delete.js';
 
 /**
@@ -10,6 +9,5 @@ import { sendDelete } from './send-delete.js';
  * still there.
  */
 export async function deletePlant(context: ClientContext, id: bigint, options: CallOptions = {}): Promise<void> {
-  const plantId = parseInput(PlantIdSchema, id);
-  await sendDelete(context, plantUrl(context, plantId), options);
+  await sendDelete(context, operations.deletePlant, { id }, options);
 }

@@ -1,6 +1,5 @@
-import { WebhookIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, webhookUrl } from './client-context.js';
-import { parseInput } from './parse-input.js';
+import { operations } from '@plant-store/schema';
+import type { CallOptions, ClientContext } from './client-context.js';
 import { sendDelete } from './send-delete.js';
 
 /**
@@ -9,6 +8,5 @@ import { sendDelete } from './send-delete.js';
  * sendDelete): only on the service's own 503/429 Error, and a retry answered 404 resolves.
  */
 export async function deleteWebhook(context: ClientContext, id: string, options: CallOptions = {}): Promise<void> {
-  const webhookId = parseInput(WebhookIdSchema, id);
-  await sendDelete(context, webhookUrl(context, webhookId), options);
+  await sendDelete(context, operations.deleteWebhook, { id }, options);
 }

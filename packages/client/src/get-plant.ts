@@ -1,21 +1,15 @@
-import { PlantIdSchema, type StoredPlant, StoredPlantSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantUrl } from './client-context.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
-import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
+import { operations, type StoredPlant } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 
 /** `GET /plants/{id}`: the plant; a PlantStoreError with `error` 404 when there is none. */
 export async function getPlant(context: ClientContext, id: bigint, options: CallOptions = {}): Promise<StoredPlant> {
-  const plantId = parseInput(PlantIdSchema, id);
-  const request: PlantStoreRequest = {
-    method: 'GET',
-    url: plantUrl(context, plantId),
-    successStatus: 200,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const plant = parseAnswer(StoredPlantSchema, answer, request);
-  if (plant.id !== plantId) throw contractViolation(answer, request, `id ${plant.id} is not ${plantId}`);
-  return plant;
+  const { input, output, violation } = await callOperation(
+    context,
+    operations.getPlant,
+    { params: { id }, retryMode: 'idempotent' },
+    options,
+  );
+  if (output.id !== input.params.id) throw violation(`id ${output.id} is not ${input.params.id}`);
+  return output;
 }

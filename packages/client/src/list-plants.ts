@@ -1,13 +1,8 @@
-import {
-  type ListPlantsQueryInput,
-  ListPlantsQuerySchema,
-  PlantListSchema,
-  type StoredPlant,
-} from '@plant-store/schema';
-import { type CallOptions, type ClientContext, plantsUrl } from './client-context.js';
-import { fetchPage } from './fetch-page.js';
+import { type ListPlantsQueryInput, operations, type StoredPlant } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import { checkPage } from './check-page.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 import { type NextPlantsQuery, readNextPage } from './next-page.js';
-import { parseInput } from './parse-input.js';
 
 /** One page of `GET /plants`. */
 export interface PlantsPage {
@@ -19,31 +14,25 @@ export interface PlantsPage {
 
 /**
  * `GET /plants`: one page of plants in ascending id order, `limit` (1-100, default 20) at most,
- * only those tagged `tag` when given, starting after the id `after` when given.
+ * only those tagged `tag` when given, starting after the id `after` when given. Retried like every read.
  */
 export async function listPlants(
   context: ClientContext,
   query: ListPlantsQueryInput = {},
   options: CallOptions = {},
 ): Promise<PlantsPage> {
-  const parsed = parseInput(ListPlantsQuerySchema, query);
-  const url = plantsUrl(context);
-  const { tag } = parsed;
-  const { items, link } = await fetchPage(
+  const result = await callOperation(
     context,
-    {
-      url,
-      schema: PlantListSchema,
-      query: parsed,
-      noun: 'plants',
-      ...(tag === undefined
-        ? {}
-        : {
-            filters: { tag },
-            misplaced: (plant: StoredPlant) => (plant.tag === tag ? null : `plant ${plant.id} is not tagged "${tag}"`),
-          }),
-    },
+    operations.listPlants,
+    { params: {}, query, retryMode: 'idempotent' },
     options,
   );
-  return { plants: items, next: readNextPage(link, url, parsed) };
+  const { tag } = result.input.query;
+  const plants = checkPage(result, {
+    noun: 'plants',
+    ...(tag === undefined
+      ? {}
+      : { misplaced: (plant: StoredPlant) => (plant.tag === tag ? null : `plant ${plant.id} is not tagged "${tag}"`) }),
+  });
+  return { plants, next: readNextPage(result.answer.headers.get('Link'), result.request.url, result.input.query) };
 }

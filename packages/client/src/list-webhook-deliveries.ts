@@ -1,14 +1,8 @@
-import {
-  type ListDeliveriesQueryInput,
-  ListDeliveriesQuerySchema,
-  type WebhookDelivery,
-  WebhookDeliveryListSchema,
-  WebhookIdSchema,
-} from '@plant-store/schema';
-import { type CallOptions, type ClientContext, deliveriesUrl } from './client-context.js';
-import { fetchPage } from './fetch-page.js';
+import { type ListDeliveriesQueryInput, operations, type WebhookDelivery } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import { checkPage } from './check-page.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 import { type NextDeliveriesQuery, readNextDeliveriesPage } from './next-page.js';
-import { parseInput } from './parse-input.js';
 
 /** One page of `GET /webhooks/{id}/deliveries`. */
 export interface WebhookDeliveriesPage {
@@ -29,22 +23,20 @@ export async function listWebhookDeliveries(
   query: ListDeliveriesQueryInput = {},
   options: CallOptions = {},
 ): Promise<WebhookDeliveriesPage> {
-  const id = parseInput(WebhookIdSchema, webhookId);
-  const parsed = parseInput(ListDeliveriesQuerySchema, query);
-  const url = deliveriesUrl(context, id);
-  const { items, link } = await fetchPage(
+  const result = await callOperation(
     context,
-    {
-      url,
-      schema: WebhookDeliveryListSchema,
-      query: parsed,
-      noun: 'deliveries',
-      misplaced: (delivery) =>
-        delivery.webhookId.toLowerCase() === id.toLowerCase()
-          ? null
-          : `delivery ${delivery.id} belongs to webhook ${delivery.webhookId}`,
-    },
+    operations.listWebhookDeliveries,
+    { params: { id: webhookId }, query, retryMode: 'idempotent' },
     options,
   );
-  return { deliveries: items, next: readNextDeliveriesPage(link, url, parsed) };
+  const { id } = result.input.params;
+  const deliveries = checkPage(result, {
+    noun: 'deliveries',
+    misplaced: (delivery) =>
+      delivery.webhookId.toLowerCase() === id.toLowerCase()
+        ? null
+        : `delivery ${delivery.id} belongs to webhook ${delivery.webhookId}`,
+  });
+  const link = result.answer.headers.get('Link');
+  return { deliveries, next: readNextDeliveriesPage(link, result.request.url, result.input.query) };
 }

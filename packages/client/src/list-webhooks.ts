@@ -1,16 +1,9 @@
-import { type Webhook, WebhookListSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, webhooksUrl } from './client-context.js';
-import { parseAnswer } from './parse-answer.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
+import { operations, type Webhook } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 
 /** `GET /webhooks`: every subscription, oldest first, without secrets. Retried like every read. */
 export async function listWebhooks(context: ClientContext, options: CallOptions = {}): Promise<Webhook[]> {
-  const request: PlantStoreRequest = {
-    method: 'GET',
-    url: webhooksUrl(context),
-    successStatus: 200,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  return parseAnswer(WebhookListSchema, await sendRequest(context.transport, request), request);
+  return (await callOperation(context, operations.listWebhooks, { params: {}, retryMode: 'idempotent' }, options))
+    .output;
 }

@@ -1,9 +1,4 @@
-import {
-  type ListDeliveriesQuery,
-  ListDeliveriesQuerySchema,
-  type ListPlantsQuery,
-  ListPlantsQuerySchema,
-} from '@plant-store/schema';
+import { type ListDeliveriesQuery, type ListPlantsQuery, operations } from '@plant-store/schema';
 import LinkHeader from 'http-link-header';
 import * as v from 'valibot';
 import { PlantStoreError } from './plant-store-error.js';
@@ -33,19 +28,8 @@ export function readNextPage(
   requestUrl: URL,
   requested: ListPlantsQuery,
 ): NextPlantsQuery | null {
-  const link = readNextLink(linkHeader, requestUrl, ListPlantsQuerySchema, {
-    limit: 'number',
-    tag: 'text',
-    after: 'bigint',
-  });
-  if (link === null) return null;
-  const { query: next, refuse } = link;
-  if (next.after === undefined) throw refuse('whose next page has no after');
-  if (next.tag !== requested.tag) throw refuse('whose next page has another tag');
-  if (requested.after !== undefined && next.after <= requested.after) {
-    throw refuse(`whose next page does not move past after=${requested.after}`);
-  }
-  return { ...next, after: next.after };
+  const fields = { limit: 'number', tag: 'text', after: 'bigint' } as const;
+  return readNextQuery(operations.listPlants, linkHeader, requestUrl, requested, fields);
 }
 
 /**
@@ -57,10 +41,26 @@ export function readNextDeliveriesPage(
   requestUrl: URL,
   requested: ListDeliveriesQuery,
 ): NextDeliveriesQuery | null {
-  const link = readNextLink(linkHeader, requestUrl, ListDeliveriesQuerySchema, { limit: 'number', after: 'bigint' });
+  const fields = { limit: 'number', after: 'bigint' } as const;
+  return readNextQuery(operations.listWebhookDeliveries, linkHeader, requestUrl, requested, fields);
+}
+
+/** The next page's query, checked: an `after` beyond the requested one, and the same filters (text fields). */
+function readNextQuery<TQuery extends { readonly after?: bigint }>(
+  operation: { readonly method: string; readonly query: v.GenericSchema<unknown, TQuery> },
+  linkHeader: string | null,
+  requestUrl: URL,
+  requested: TQuery,
+  fields: QueryFields,
+): (TQuery & { readonly after: bigint }) | null {
+  const link = readNextLink(operation.method, linkHeader, requestUrl, operation.query, fields);
   if (link === null) return null;
   const { query: next, refuse } = link;
   if (next.after === undefined) throw refuse('whose next page has no after');
+  for (const [name, kind] of Object.entries(fields)) {
+    const field = name as keyof TQuery;
+    if (kind === 'text' && next[field] !== requested[field]) throw refuse(`whose next page has another ${name}`);
+  }
   if (requested.after !== undefined && next.after <= requested.after) {
     throw refuse(`whose next page does not move past after=${requested.after}`);
   }
@@ -73,6 +73,7 @@ export function readNextDeliveriesPage(
  * be the request's own origin and path: the client sends its token nowhere else.
  */
 function readNextLink<const TSchema extends v.GenericSchema>(
+  method: string,
   linkHeader: string | null,
   requestUrl: URL,
   schema: TSchema,
@@ -84,7 +85,7 @@ function readNextLink<const TSchema extends v.GenericSchema>(
       kind: 'invalid-response',
       status: 200,
       error: 0,
-      message: `GET ${requestUrl.pathname}${requestUrl.search} answered a Link header ${reason}: ${linkHeader}`,
+      message: `${method} ${requestUrl.pathname}${requestUrl.search} answered a Link header ${reason}: ${linkHeader}`,
       cause,
     });
 

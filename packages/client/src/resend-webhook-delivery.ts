@@ -1,8 +1,6 @@
-import { DeliveryIdSchema, type WebhookDelivery, WebhookDeliverySchema, WebhookIdSchema } from '@plant-store/schema';
-import { type CallOptions, type ClientContext, resendUrl } from './client-context.js';
-import { contractViolation, parseAnswer } from './parse-answer.js';
-import { parseInput } from './parse-input.js';
-import { type PlantStoreRequest, sendRequest } from './send-request.js';
+import { operations, type WebhookDelivery } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
+import type { CallOptions, ClientContext } from './client-context.js';
 
 /**
  * `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: queues the delivery to be attempted
@@ -16,17 +14,13 @@ export async function resendWebhookDelivery(
   deliveryId: bigint,
   options: CallOptions = {},
 ): Promise<WebhookDelivery> {
-  const id = parseInput(WebhookIdSchema, webhookId);
-  const delivery = parseInput(DeliveryIdSchema, deliveryId);
-  const request: PlantStoreRequest = {
-    method: 'POST',
-    url: resendUrl(context, id, delivery),
-    successStatus: 202,
-    retryMode: 'idempotent',
-    signal: options.signal,
-  };
-  const answer = await sendRequest(context.transport, request);
-  const resent = parseAnswer(WebhookDeliverySchema, answer, request);
-  if (resent.id !== delivery) throw contractViolation(answer, request, `id ${resent.id} is not ${delivery}`);
-  return resent;
+  const { input, output, violation } = await callOperation(
+    context,
+    operations.resendWebhookDelivery,
+    { params: { id: webhookId, deliveryId }, retryMode: 'idempotent' },
+    options,
+  );
+  const { deliveryId: sent } = input.params;
+  if (output.id !== sent) throw violation(`id ${output.id} is not ${sent}`);
+  return output;
 }

@@ -1,9 +1,10 @@
+import type { OperationDeclaration, PathParametersOf } from '@plant-store/schema';
+import { callOperation } from './call-operation.js';
 import type { CallOptions, ClientContext } from './client-context.js';
 import type { PlantStoreError } from './plant-store-error.js';
-import { sendRequest } from './send-request.js';
 
 /**
- * `DELETE url`, answered 204, as every delete of this API is sent (`deletePlant`, `deleteWebhook`).
+ * A delete (`deletePlant`, `deleteWebhook`), sent as every delete of this API is.
  *
  * Retried only when the service itself answered its Error body with `error` 503 or 429. Any
  * other failure is thrown at once: after a lost answer, a timeout or a gateway's 502/503/504
@@ -14,15 +15,18 @@ import { sendRequest } from './send-request.js';
  * resolves: the thing is gone, which is what was asked. (It then cannot tell whether this call
  * deleted it, or whether it was already gone before.)
  */
-export async function sendDelete(context: ClientContext, url: URL, options: CallOptions): Promise<void> {
-  await sendRequest(context.transport, {
-    method: 'DELETE',
-    url,
-    successStatus: 204,
-    retryMode: 'unprocessed-only',
-    doneByEarlierAttempt: isNotFound,
-    signal: options.signal,
-  });
+export async function sendDelete<TOperation extends OperationDeclaration>(
+  context: ClientContext,
+  operation: TOperation,
+  params: PathParametersOf<TOperation>,
+  options: CallOptions,
+): Promise<void> {
+  await callOperation(
+    context,
+    operation,
+    { params, retryMode: 'unprocessed-only', doneByEarlierAttempt: isNotFound },
+    options,
+  );
 }
 
 /** The service's own 404 Error: nothing there (a gateway's 404 page is not the service speaking). */

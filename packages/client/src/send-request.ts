@@ -1,5 +1,6 @@
 import { ErrorSchema, parseJson } from '@plant-store/schema';
 import * as v from 'valibot';
+import type { OperationTarget } from './client-context.js';
 import { PlantStoreError } from './plant-store-error.js';
 import { parseRetryAfter, type RetryPolicy, retryDelayMs, sleep } from './retry-policy.js';
 
@@ -21,13 +22,10 @@ export interface Transport {
   readonly retry: RetryPolicy;
 }
 
-export interface PlantStoreRequest {
-  readonly method: 'GET' | 'POST' | 'DELETE';
-  readonly url: URL;
+/** An operation's method, URL and success status (any other status is an error), and how to send it. */
+export interface PlantStoreRequest extends OperationTarget {
   /** JSON text, written with the schema package's `stringifyJson`. */
   readonly body?: string;
-  /** The one status that means success; any other is an error. */
-  readonly successStatus: 200 | 201 | 202 | 204;
   readonly retryMode: RetryMode;
   /**
    * On a retry only (attempt 2 and later): whether this error means an earlier attempt already

@@ -1,3 +1,20 @@
+export {
+  BODY_ERROR_CODES,
+  type BodyOf,
+  CLIENT_FAULT_CODES,
+  COMMON_ERROR_CODES,
+  type HttpMethod,
+  OPERATION_TAGS,
+  type OperationDeclaration,
+  type OperationInput,
+  type PathParametersOf,
+  type QueryOf,
+  type SuccessBodyOf,
+  type SuccessStatus,
+} from './contract/operation.js';
+export { type OperationId, type Operations, operations } from './contract/operations.js';
+export { operationParameters, type ParameterDeclaration, type ParameterName } from './contract/parameters.js';
+export { isScope, SCOPE_DESCRIPTIONS, SCOPES, type Scope } from './contract/scopes.js';
 export { type ErrorBody, ErrorCode, ErrorSchema } from './error.js';
 export { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int32Schema, int64Schema, isInt64 } from './int64.js';
 export { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from './json.js';
@@ -42,6 +59,7 @@ export {
   type PlantCreatedEvent,
   PlantCreatedEventSchema,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_LIMIT,
   WEBHOOK_URL_MAX_LENGTH,
   type Webhook,
   type WebhookDelivery,

@@ -20,6 +20,8 @@ export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 255;
 export const DELIVERIES_PAGE_DEFAULT_LIMIT = 20;
 /** The most deliveries one page may hold. */
 export const DELIVERIES_PAGE_MAX_LIMIT = 100;
+/** Most subscriptions at once: each receives every event, so each multiplies every create's writes. */
+export const WEBHOOK_LIMIT = 100;
 
 const URL_LENGTH_MESSAGE = `url must be a string of at most ${WEBHOOK_URL_MAX_LENGTH} characters`;
 const URL_TEXT_MESSAGE = 'url must not contain spaces, control characters or lone surrogates';

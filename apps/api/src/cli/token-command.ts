@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { type Database, openDatabase } from '@plant-store/db';
+import { isScope, SCOPES, type Scope } from '@plant-store/schema';
 import type { Config } from '../config.js';
-import { DEFAULT_TOKEN_SCOPES, isScope, SCOPES, type Scope } from '../middleware/bearer-auth.js';
+import { DEFAULT_TOKEN_SCOPES } from '../middleware/bearer-auth.js';
 
 export const USAGE = `Usage (in a checkout: pnpm run token ...):
   plant-store token create --name NAME [--scope SCOPE ...]   issue a token; prints it alone on the last line

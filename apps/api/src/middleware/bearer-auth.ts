@@ -1,23 +1,11 @@
 import type { TokenRecord } from '@plant-store/db';
-import { ErrorCode } from '@plant-store/schema';
+import { ErrorCode, type Scope } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import { ApiError } from '../http/api-error.js';
 import type { AppState } from '../http/app-state.js';
 
-/**
- * What a token may do: `plants:read` (list, fetch), `plants:write` (create, delete) and
- * `webhooks:manage` (register, list and delete webhook subscriptions, read and resend their
- * deliveries: it decides where the service sends requests, so no token gets it unasked).
- */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage'] as const;
-export type Scope = (typeof SCOPES)[number];
-
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
 
 export const REALM = 'Bearer realm="plant-store"';
 export const AUTHENTICATION_REQUIRED_MESSAGE = 'authentication required: send Authorization: Bearer <token>';

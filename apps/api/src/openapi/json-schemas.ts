@@ -1,20 +1,12 @@
 import {
   CreatedWebhookSchema,
-  DeliveryIdSchema,
   ErrorSchema,
-  ListDeliveriesQuerySchema,
-  ListPlantsQuerySchema,
   NewPlantSchema,
   NewWebhookSchema,
-  PlantIdSchema,
-  PlantListSchema,
   PlantSchema,
   StoredPlantSchema,
   WebhookDeliveryAttemptSchema,
-  WebhookDeliveryListSchema,
   WebhookDeliverySchema,
-  WebhookIdSchema,
-  WebhookListSchema,
   WebhookSchema,
 } from '@plant-store/schema';
 import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
@@ -78,49 +70,6 @@ export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
 }
 
 /** A schema converted with references to the named components where it uses them. */
-function convert(schema: Parameters<typeof toJsonSchema>[0]): Json {
+export function jsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Json {
   return withoutDialect(toJsonSchema(schema, { ...CONVERSION, definitions: NAMED_SCHEMAS }) as Json);
-}
-
-/** The response body of `GET /plants`. */
-export function plantListSchema(): Json {
-  return convert(PlantListSchema);
-}
-
-/** The `/plants/{id}` path parameter. */
-export function plantIdParameterSchema(): Json {
-  return convert(PlantIdSchema);
-}
-
-/** The query parameters of `GET /plants`, by name. */
-export function listPlantsQuerySchemas(): Record<'limit' | 'tag' | 'after', Json> {
-  const query = convert(ListPlantsQuerySchema);
-  const properties = query.properties as Record<'limit' | 'tag' | 'after', Json>;
-  return properties;
-}
-
-/** The response body of `GET /webhooks`. */
-export function webhookListSchema(): Json {
-  return convert(WebhookListSchema);
-}
-
-/** The response body of `GET /webhooks/{id}/deliveries`. */
-export function webhookDeliveryListSchema(): Json {
-  return convert(WebhookDeliveryListSchema);
-}
-
-/** The `{id}` of `/webhooks/{id}...`: a UUID. */
-export function webhookIdParameterSchema(): Json {
-  return convert(WebhookIdSchema);
-}
-
-/** The `{deliveryId}` of `.../deliveries/{deliveryId}/resend`: an int64. */
-export function deliveryIdParameterSchema(): Json {
-  return convert(DeliveryIdSchema);
-}
-
-/** The query parameters of `GET /webhooks/{id}/deliveries`, by name. */
-export function listDeliveriesQuerySchemas(): Record<'limit' | 'after', Json> {
-  const query = convert(ListDeliveriesQuerySchema);
-  return query.properties as Record<'limit' | 'after', Json>;
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { WEBHOOK_LIMIT } from '@plant-store/schema';
 import { WebhookLimitError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
 import type { CreatedWebhook } from './webhook-records.js';
 
-/** Most subscriptions at once: each receives every event, so each multiplies every create's writes. */
-export const WEBHOOK_LIMIT = 100;
+// The limit is part of the contract (the OpenAPI document states it): declared in the schema package.
+export { WEBHOOK_LIMIT };
 
 /**
  * The transaction-scoped advisory lock that serialises webhook creation across replicas, so

@@ -1,0 +1,196 @@
+import { PlantConflictError, WebhookLimitError } from '@plant-store/db';
+import {
+  type CreatedWebhook,
+  DELIVERIES_PAGE_MAX_LIMIT,
+  DeliveryIdSchema,
+  ListDeliveriesQuerySchema,
+  ListPlantsQuerySchema,
+  type NewPlantInput,
+  NewPlantSchema,
+  NewWebhookSchema,
+  type OperationDeclaration,
+  type OperationId,
+  type Operations,
+  operationParameters,
+  type ParameterName,
+  PLANTS_PAGE_MAX_LIMIT,
+  PlantIdSchema,
+  type StoredPlant,
+  type SuccessBodyOf,
+  WEBHOOK_LIMIT,
+  type Webhook,
+  type WebhookDelivery,
+} from '@plant-store/schema';
+import type * as v from 'valibot';
+import { plantNotFound } from '../routes/plants.js';
+import { deliveryNotFound, webhookNotFound } from '../routes/webhooks.js';
+import { describeStatus, describeTimeout } from '../webhooks/attempt-messages.js';
+import { validationMessage } from './openapi-parts.js';
+
+/**
+ * The examples the OpenAPI document shows, typed by the operations they illustrate: an example
+ * that no longer fits its schema, or a declared error without one, does not compile. Error
+ * messages are the service's own (its schemas, handlers and database errors), not copies.
+ *
+ * Example ids stay below 2^53: documentation renderers (Swagger UI on /docs) read JSON numbers
+ * as doubles and would show larger ones rounded. The document says ids are exact.
+ */
+
+/** An error example: its summary, and the message the service answers. */
+export type ErrorExample = readonly [summary: string, message: string];
+
+type Examples<TValue> = Readonly<Record<string, TValue>>;
+
+type OperationExamples<TOperation extends OperationDeclaration> = (TOperation extends {
+  readonly body: { readonly schema: infer TSchema extends v.GenericSchema };
+}
+  ? { readonly body: Examples<v.InferInput<TSchema>> }
+  : unknown) &
+  (SuccessBodyOf<TOperation> extends undefined
+    ? unknown
+    : { readonly success: Examples<SuccessBodyOf<TOperation>> }) & {
+    readonly errors: TOperation extends { readonly errors: infer TErrors }
+      ? { readonly [TCode in keyof TErrors]: Examples<ErrorExample> }
+      : never;
+  };
+
+const EXAMPLE_PLANT = { id: 4201n, name: 'Monstera deliciosa', tag: 'aroid' } satisfies StoredPlant;
+
+/** New plants: the body of POST /plants, and of the plant-created event. */
+export const NEW_PLANT_EXAMPLES: Examples<NewPlantInput> = {
+  tagged: { ...EXAMPLE_PLANT },
+  untagged: { id: 1n, name: 'Boston fern' },
+};
+
+const EXAMPLE_WEBHOOK = {
+  id: '6f1c2a8e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
+  url: 'https://hooks.example.com/plant-store',
+  description: 'Inventory sync',
+  createdAt: '2026-11-23T10:48:07.123Z',
+} satisfies Webhook;
+const EXAMPLE_UNDESCRIBED_WEBHOOK: Webhook = {
+  id: '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10',
+  url: 'https://ops.example.org/hooks/plants',
+  createdAt: '2026-11-24T08:00:00.000Z',
+};
+const EXAMPLE_CREATED: CreatedWebhook = {
+  ...EXAMPLE_WEBHOOK,
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4Z5mCrxNB9o=',
+};
+export const EXAMPLE_EVENT_ID = 'msg_5b1d0c8e-2f6a-4d39-8d2e-93f0b7c1a4e2';
+const EXAMPLE_PENDING: WebhookDelivery = {
+  id: 17n,
+  webhookId: EXAMPLE_WEBHOOK.id,
+  eventId: EXAMPLE_EVENT_ID,
+  plantId: 4201n,
+  status: 'pending',
+  nextAttemptAt: '2026-11-23T11:20:09.000Z',
+  createdAt: '2026-11-23T10:50:01.250Z',
+  attempts: [
+    // The errors the dispatcher really records for these outcomes.
+    { attemptedAt: '2026-11-23T10:50:01.262Z', statusCode: 503, latencyMs: 48, error: describeStatus(503) ?? '' },
+    { attemptedAt: '2026-11-23T10:50:06.301Z', latencyMs: 10_000, error: describeTimeout(10_000) },
+  ],
+};
+const EXAMPLE_DELIVERED: WebhookDelivery = {
+  id: 18n,
+  webhookId: EXAMPLE_WEBHOOK.id,
+  eventId: 'msg_0e9d8c7b-6a5f-4e3d-9c2b-1a0f9e8d7c6b',
+  plantId: 5005n,
+  status: 'delivered',
+  createdAt: '2026-11-23T10:51:00.004Z',
+  deliveredAt: '2026-11-23T10:51:00.090Z',
+  attempts: [{ attemptedAt: '2026-11-23T10:51:00.012Z', statusCode: 204, latencyMs: 78 }],
+};
+
+/** The example of each parameter that has one. */
+export const PARAMETER_EXAMPLES: {
+  readonly [TName in ParameterName]?: v.InferOutput<(typeof operationParameters)[TName]['schema']>;
+} = {
+  after: EXAMPLE_PLANT.id,
+  id: EXAMPLE_PLANT.id,
+  webhookId: EXAMPLE_WEBHOOK.id,
+  deliveryId: EXAMPLE_PENDING.id,
+  deliveriesAfter: EXAMPLE_PENDING.id,
+};
+
+/** The last id of the example page, as the Link header's example names it. */
+export const EXAMPLE_NEXT_AFTER = EXAMPLE_PLANT.id;
+
+/** A paged listing's query refused, with the messages `querySchema` really gives. */
+function pageQueryRefused(querySchema: v.GenericSchema, maxLimit: number): Examples<ErrorExample> {
+  return {
+    limit: ['limit out of range', validationMessage(querySchema, { limit: maxLimit + 1 })],
+    after: ['after is not an int64', validationMessage(querySchema, { after: 'abc' })],
+  };
+}
+
+const invalidPlantId = { invalidId: ['Path id is not an int64', validationMessage(PlantIdSchema, 'abc')] } as const;
+const unknownPlant = { notFound: ['Unknown id', plantNotFound(EXAMPLE_PLANT.id).message] } as const;
+const notAUuid: ErrorExample = ['An id that is not a UUID', operationParameters.webhookId.malformedMessage];
+const unknownWebhook = {
+  unknownWebhook: ['Unknown id', webhookNotFound(EXAMPLE_WEBHOOK.id).message],
+  notAUuid,
+} as const;
+
+export const OPERATION_EXAMPLES = {
+  listPlants: {
+    success: {
+      page: [{ id: 1n, name: 'Boston fern' }, EXAMPLE_PLANT, { id: 5005n, name: 'Snake plant', tag: 'succulent' }],
+    },
+    errors: { 400: pageQueryRefused(ListPlantsQuerySchema, PLANTS_PAGE_MAX_LIMIT) },
+  },
+  createPlant: {
+    body: NEW_PLANT_EXAMPLES,
+    success: { plant: EXAMPLE_PLANT },
+    errors: {
+      400: {
+        invalid: ['Invalid id', validationMessage(NewPlantSchema, { id: '1', name: 'Fern' })],
+        name: ['Invalid name', validationMessage(NewPlantSchema, { id: 1, name: '' })],
+      },
+      409: { conflict: ['Same id, other content', new PlantConflictError(EXAMPLE_PLANT.id).message] },
+    },
+  },
+  getPlant: { success: { plant: EXAMPLE_PLANT }, errors: { 400: invalidPlantId, 404: unknownPlant } },
+  deletePlant: { errors: { 400: invalidPlantId, 404: unknownPlant } },
+  listWebhooks: { success: { list: [EXAMPLE_WEBHOOK, EXAMPLE_UNDESCRIBED_WEBHOOK] }, errors: {} },
+  createWebhook: {
+    body: {
+      described: { url: EXAMPLE_WEBHOOK.url, description: EXAMPLE_WEBHOOK.description },
+      bare: { url: EXAMPLE_UNDESCRIBED_WEBHOOK.url },
+    },
+    success: { created: EXAMPLE_CREATED },
+    errors: {
+      400: {
+        missing: ['No url', validationMessage(NewWebhookSchema, {})],
+        scheme: ['Not http or https', validationMessage(NewWebhookSchema, { url: 'ftp://hooks.example.com/' })],
+        credentials: [
+          'Credentials in the URL',
+          validationMessage(NewWebhookSchema, { url: 'https://user:secret@hooks.example.com/' }),
+        ],
+        // What checkWebhookUrl answers (a test holds these to it): it resolves names, so it cannot run here.
+        private: [
+          'A private or loopback address',
+          'url host 127.0.0.1 is not a public address (loopback); webhooks are only sent to public addresses unless the service runs with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true',
+        ],
+        unresolvable: ['A name that does not resolve', 'url host hooks.invalid does not resolve'],
+      },
+      409: { limit: ['Too many webhooks', new WebhookLimitError(WEBHOOK_LIMIT).message] },
+    },
+  },
+  deleteWebhook: { errors: { 404: unknownWebhook } },
+  listWebhookDeliveries: {
+    success: { page: [EXAMPLE_PENDING, EXAMPLE_DELIVERED] },
+    errors: { 400: pageQueryRefused(ListDeliveriesQuerySchema, DELIVERIES_PAGE_MAX_LIMIT), 404: unknownWebhook },
+  },
+  resendWebhookDelivery: {
+    success: { resent: { ...EXAMPLE_PENDING, nextAttemptAt: '2026-11-23T10:55:00.000Z' } },
+    errors: {
+      400: { deliveryId: ['deliveryId is not an int64', validationMessage(DeliveryIdSchema, 'abc')] },
+      404: {
+        unknownDelivery: ['Unknown delivery', deliveryNotFound(EXAMPLE_WEBHOOK.id, EXAMPLE_PENDING.id).message],
+        notAUuid,
+      },
+    },
+  },
+} satisfies { readonly [TId in OperationId]: OperationExamples<Operations[TId]> };

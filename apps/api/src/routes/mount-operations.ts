@@ -1,0 +1,141 @@
+import type Router from '@koa/router';
+import {
+  ErrorCode,
+  type OperationDeclaration,
+  type OperationId,
+  type OperationInput,
+  type Operations,
+  operationParameters,
+  operations,
+  type SuccessBodyOf,
+} from '@plant-store/schema';
+import type * as v from 'valibot';
+import { ApiError } from '../http/api-error.js';
+import type { AppContext, AppState } from '../http/app-state.js';
+import { nextPageLink } from '../http/next-page-link.js';
+import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
+import { respondJson } from '../http/respond-json.js';
+import { checkInput, parseInput } from '../http/validate.js';
+import { type AuthenticateToken, bearerAuth } from '../middleware/bearer-auth.js';
+import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
+import { respondError } from '../middleware/handle-errors.js';
+import { jsonBody } from '../middleware/json-body.js';
+import { jsonSchemaOf } from '../openapi/json-schemas.js';
+
+/** What a paged listing's handler answers: one page in ascending id order, and whether more follow. */
+export interface Page<TItem> {
+  readonly items: readonly TItem[];
+  readonly hasMore: boolean;
+}
+
+/** Gets the validated input, returns the success body (a Page for a paged listing); fails by throwing ApiErrors. */
+export type Handler<TOperation extends OperationDeclaration> = (
+  input: OperationInput<TOperation>,
+) => Promise<
+  TOperation['success']['paged'] extends true
+    ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never>
+    : SuccessBodyOf<TOperation>
+>;
+
+/** One handler for each declared operation, by operation id. */
+export type Handlers = { readonly [TId in OperationId]: Handler<Operations[TId]> };
+
+/** The handlers of the operations tagged `TTag`. */
+export type HandlersOf<TTag extends OperationDeclaration['tag']> = Pick<
+  Handlers,
+  { [TId in OperationId]: Operations[TId]['tag'] extends TTag ? TId : never }[OperationId]
+>;
+
+type ReadInput = (ctx: AppContext) => Record<string, unknown> | undefined;
+
+/**
+ * Routes every operation of the contract to its handler, which must exist for each and only for
+ * them. From the declaration: path and method, bearer auth with its scope (before the body is
+ * read), the JSON body with its limit, validation of path, query and body, the success status
+ * and a paged listing's next-page Link.
+ */
+export function mountOperations<THandlers extends Handlers>(
+  router: Router<AppState>,
+  handlers: THandlers & Record<Exclude<keyof THandlers, OperationId>, never>,
+  options: { readonly authenticateToken: AuthenticateToken; readonly bodyLimitBytes: number },
+): void {
+  for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
+    const middleware = [
+      ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
+      bearerAuth(options.authenticateToken, operation.scope),
+      ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
+      runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
+    ];
+    // `/plants/{id}` is `/plants/:id` to the router.
+    router.register(operation.path.replaceAll(/\{(\w+)\}/g, ':$1'), [operation.method.toLowerCase()], middleware);
+  }
+}
+
+function runOperation(operation: OperationDeclaration, handler: (input: unknown) => Promise<unknown>) {
+  const readParams = pathReader(operation);
+  const readQuery = queryReader(operation);
+  const { body, success } = operation;
+  return async (ctx: AppContext) => {
+    const params = readParams(ctx);
+    const query = readQuery(ctx);
+    const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
+    // Answered here rather than thrown: an invalid body is the commonest client error.
+    if ('error' in checked) return respondError(ctx, checked.error);
+    const answer = await handler({ params, query, body: checked.output });
+    if (success.status === 204) {
+      ctx.status = 204;
+    } else if (success.paged) {
+      const { items, hasMore } = answer as Page<{ readonly id: bigint }>;
+      const last = items.at(-1);
+      if (hasMore && last) {
+        // The next page: this one's query, in its order, with `after` the page's last id.
+        const next = Object.fromEntries(Object.entries(query ?? {}).map(([name, value]) => [name, String(value)]));
+        ctx.set('Link', nextPageLink({ ...next, after: String(last.id) }));
+      }
+      respondJson(ctx, success.status, items);
+    } else {
+      respondJson(ctx, success.status, answer);
+    }
+  };
+}
+
+/**
+ * How a parameter's text becomes what its schema judges: an int64 a bigint, another integer a
+ * number, either the text itself when it is no decimal integer (for the schema to refuse); text as is.
+ */
+function textReader(schema: v.GenericSchema): (text: string) => unknown {
+  const { type, format } = jsonSchemaOf(schema);
+  if (format === 'int64') return readInteger;
+  return type === 'integer' ? readSmallInteger : (text) => text;
+}
+
+/**
+ * The path parameters, each validated in the declared order: a 400 naming the rule, or for an
+ * opaque id a 404 (see ParameterDeclaration.malformedMessage).
+ */
+function pathReader(operation: OperationDeclaration): ReadInput {
+  const readers = (operation.parameters ?? [])
+    .map((name) => operationParameters[name])
+    .filter((parameter) => parameter.in === 'path')
+    .map((parameter) => {
+      const read = textReader(parameter.schema);
+      const malformedMessage = 'malformedMessage' in parameter ? parameter.malformedMessage : undefined;
+      return (ctx: AppContext): [string, unknown] => {
+        const checked = checkInput(parameter.schema, read(ctx.params[parameter.name] ?? ''));
+        if ('output' in checked) return [parameter.name, checked.output];
+        throw malformedMessage === undefined ? checked.error : new ApiError(ErrorCode.NotFound, malformedMessage);
+      };
+    });
+  return (ctx) => Object.fromEntries(readers.map((read) => read(ctx)));
+}
+
+/** The query, read from the raw query string (each parameter at most once) and validated as one object. */
+function queryReader({ query }: OperationDeclaration): ReadInput {
+  if (query === undefined) return () => undefined;
+  const readers = new Map(Object.entries(query.entries).map(([name, schema]) => [name, textReader(schema)]));
+  const names = [...readers.keys()];
+  return (ctx) => {
+    const texts = Object.entries(readQueryParameters(ctx.querystring, names));
+    return parseInput(query, Object.fromEntries(texts.map(([name, text]) => [name, readers.get(name)?.(text ?? '')])));
+  };
+}

@@ -1,0 +1,169 @@
+import { ListPlantsQuerySchema, PlantListSchema } from '../list.js';
+import { NewPlantSchema, StoredPlantSchema } from '../plant.js';
+import {
+  CreatedWebhookSchema,
+  ListDeliveriesQuerySchema,
+  NewWebhookSchema,
+  WEBHOOK_LIMIT,
+  WEBHOOK_URL_MAX_LENGTH,
+  WebhookDeliveryListSchema,
+  WebhookDeliverySchema,
+  WebhookListSchema,
+} from '../webhook.js';
+import type { OperationDeclaration } from './operation.js';
+
+const PAGE_QUERY_REFUSED = 'A query parameter is ill-formed or out of range, or given twice.';
+const NO_SUCH_WEBHOOK = 'No webhook has this id (an id that is not a UUID names none either).';
+
+/**
+ * Every operation of the HTTP contract, declared once, by operation id. The service mounts a
+ * handler for each (and for nothing else), the OpenAPI document is written from them, and the
+ * client takes their methods, paths and success statuses from here.
+ */
+export const operations = {
+  listPlants: {
+    method: 'GET',
+    path: '/plants',
+    tag: 'plants',
+    scope: 'plants:read',
+    summary: 'List plants',
+    description: [
+      'Returns the plants in the store, in ascending `id` order, one page at a time.',
+      'When more plants follow, the `Link` header carries the next page (`rel="next"`); walk the store by following it, or pass the last `id` of a page as `after`.',
+    ].join(' '),
+    parameters: ['limit', 'tag', 'after'],
+    query: ListPlantsQuerySchema,
+    success: {
+      status: 200,
+      description: 'Plant response: the page of plants, in ascending id order (empty when none match).',
+      schema: PlantListSchema,
+      paged: true,
+    },
+    errors: { 400: PAGE_QUERY_REFUSED },
+  },
+  createPlant: {
+    method: 'POST',
+    path: '/plants',
+    tag: 'plants',
+    scope: 'plants:write',
+    summary: 'Create a plant',
+    description: [
+      'Creates a new plant in the store. Retry-safe: the same `id` with the same `name` and `tag` answers 200 again with the stored plant and changes nothing; the same `id` with other content answers 400 with `error` 409.',
+      'A 200 means the plant is committed.',
+    ].join(' '),
+    body: { schema: NewPlantSchema, description: 'Plant to add to the store' },
+    success: { status: 200, description: 'Plant response: the stored plant, with its id.', schema: StoredPlantSchema },
+    errors: { 400: 'invalid body', 409: 'the id exists with other content' },
+    clientFaultsAs400: true,
+  },
+  getPlant: {
+    method: 'GET',
+    path: '/plants/{id}',
+    tag: 'plants',
+    scope: 'plants:read',
+    summary: 'Fetch a plant',
+    description: 'Returns the plant with this id.',
+    parameters: ['id'],
+    success: { status: 200, description: 'Plant response', schema: StoredPlantSchema },
+    errors: { 400: 'The path id is not an int64.', 404: 'No plant has this id.' },
+  },
+  deletePlant: {
+    method: 'DELETE',
+    path: '/plants/{id}',
+    tag: 'plants',
+    scope: 'plants:write',
+    summary: 'Delete a plant',
+    description: 'Deletes a single plant based on the ID supplied; afterwards the id may be created again.',
+    parameters: ['id'],
+    success: { status: 204, description: 'Plant deleted' },
+    errors: { 400: 'The path id is not an int64.', 404: 'No plant has this id.' },
+  },
+  listWebhooks: {
+    method: 'GET',
+    path: '/webhooks',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'List webhook subscriptions',
+    description: `Every registered webhook, oldest first (at most ${WEBHOOK_LIMIT}). Secrets are never listed.`,
+    success: {
+      status: 200,
+      description: 'The subscriptions, oldest first (empty when none).',
+      schema: WebhookListSchema,
+    },
+    errors: {},
+  },
+  createWebhook: {
+    method: 'POST',
+    path: '/webhooks',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Register a webhook',
+    description: [
+      'Registers a receiver: from now on, every plant created is POSTed to `url` (see the `plant.created` webhook of this document for the request it gets).',
+      'The answer carries the signing `secret`, shown this once only: keep it to verify signatures.',
+      `The URL must be an absolute http or https URL of at most ${WEBHOOK_URL_MAX_LENGTH} characters, without credentials or fragment, whose host is a public address (a name must resolve to public addresses only); private, loopback and link-local addresses are refused unless the service runs with \`WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true\`.`,
+      `At most ${WEBHOOK_LIMIT} webhooks may be registered.`,
+    ].join(' '),
+    body: { schema: NewWebhookSchema, description: 'The receiver to register' },
+    success: {
+      status: 201,
+      description: 'Registered: the subscription with its signing secret (shown this once only).',
+      schema: CreatedWebhookSchema,
+    },
+    errors: {
+      400: 'The body or its URL is refused: not JSON, a missing or ill-formed field, a URL that is not http(s), carries credentials or a fragment, or whose host is not a public address or does not resolve.',
+      409: `${WEBHOOK_LIMIT} webhooks are registered already: delete one first.`,
+    },
+  },
+  deleteWebhook: {
+    method: 'DELETE',
+    path: '/webhooks/{id}',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Delete a webhook',
+    description: 'Removes the subscription and its deliveries: nothing more is sent to it, pending retries included.',
+    parameters: ['webhookId'],
+    success: { status: 204, description: 'Deleted' },
+    errors: { 404: NO_SUCH_WEBHOOK },
+  },
+  listWebhookDeliveries: {
+    method: 'GET',
+    path: '/webhooks/{id}/deliveries',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: "List a webhook's deliveries",
+    description: [
+      'Every event sent (or to be sent) to this webhook, in ascending id order (oldest first), one page at a time, each with every attempt so far.',
+      'Paged like `GET /plants`: when more deliveries follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
+    ].join(' '),
+    parameters: ['webhookId', 'deliveriesLimit', 'deliveriesAfter'],
+    query: ListDeliveriesQuerySchema,
+    success: {
+      status: 200,
+      description: 'The page of deliveries, in ascending id order (empty when none).',
+      schema: WebhookDeliveryListSchema,
+      paged: true,
+    },
+    errors: { 400: PAGE_QUERY_REFUSED, 404: NO_SUCH_WEBHOOK },
+  },
+  resendWebhookDelivery: {
+    method: 'POST',
+    path: '/webhooks/{id}/deliveries/{deliveryId}/resend',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Resend a delivery',
+    description: [
+      'Queues the delivery to be attempted again now, whatever its status: a delivered one is sent once more; a failed one gets that one attempt (and is failed again if it fails too); a pending one goes on with its retry schedule.',
+      'Attempts already made are kept, and count towards the schedule. The body, if any, is ignored.',
+    ].join(' '),
+    parameters: ['webhookId', 'deliveryId'],
+    success: { status: 202, description: 'Queued: the delivery, pending, due now.', schema: WebhookDeliverySchema },
+    errors: {
+      400: 'The path deliveryId is not an int64.',
+      404: 'This webhook has no delivery with this id (or there is no such webhook).',
+    },
+  },
+} as const satisfies Record<string, OperationDeclaration>;
+
+export type Operations = typeof operations;
+export type OperationId = keyof Operations;
