@@ -1,9 +1,10 @@
 import { request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DatabaseUnavailableError, type TokenRecord, WebhookLimitError } from '@plant-store/db';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AppDependencies, createApp } from './app.js';
+import { type AppDependencies, createApp, isClientGone } from './app.js';
+import { createLogger } from './logger.js';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { request } from './test-support/test-service.js';
 
@@ -254,6 +255,23 @@ describe('createApp error rendering', () => {
     }
   });
 
+  it('repeats at most the first 120 characters of a long path in its 404 and 405 messages', async () => {
+    const { url } = await serve(fakeDb());
+    const long = `/${'x'.repeat(16_000)}`;
+    const notFound = await rawRequest(url, 'GET', long);
+    expect(notFound.status).toBe(404);
+    expect(JSON.parse(notFound.body)).toEqual({
+      error: 404,
+      message: `no route for GET ${long.slice(0, 120)}... (16001 characters)`,
+    });
+    // Exactly 120 characters: shown whole.
+    const exact = `/${'y'.repeat(119)}`;
+    expect(JSON.parse((await rawRequest(url, 'GET', exact)).body)).toEqual({
+      error: 404,
+      message: `no route for GET ${exact}`,
+    });
+  });
+
   it('answers TRACE on a known path with 405 and the methods it serves', async () => {
     const { url } = await serve(fakeDb());
     const { status, allow, body } = await rawRequest(url, 'TRACE', '/plants');
@@ -308,3 +326,52 @@ function rawRequest(
     outgoing.end();
   });
 }
+
+describe('a client that hangs up', () => {
+  it('is logged as a disconnect at info, without a stack, never as a failed request', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({ destination: { write: (line: string) => lines.push(JSON.parse(line)) } });
+    let authenticated: () => void = () => {};
+    const reachedBody = new Promise<void>((resolve) => {
+      authenticated = resolve;
+    });
+    const db = fakeDb({
+      authenticateToken: async (token) => {
+        // Authentication comes just before the body is read: the read is next.
+        authenticated();
+        return token === TOKEN ? record : null;
+      },
+    });
+    const app = createApp({ db, bodyLimitBytes: 1024, log });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server?.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+
+    // Half a body, then a reset: the body read fails under the request.
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":1,`,
+    );
+    await reachedBody;
+    socket.resetAndDestroy();
+
+    await vi.waitFor(() => expect(lines.some((line) => line.message === 'client disconnected')).toBe(true));
+    const disconnect = lines.find((line) => line.message === 'client disconnected');
+    expect(disconnect).toMatchObject({ level: 'info', method: 'POST', route: '/plants', code: 'ECONNRESET' });
+    expect(disconnect).not.toHaveProperty('err');
+    expect(lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('tells the request connection failing from the same codes on another connection', () => {
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const ctx = (destroyed: boolean) =>
+      ({ req: { destroyed, socket: { destroyed } } }) as unknown as Parameters<typeof isClientGone>[1];
+    expect(isClientGone(reset, ctx(true))).toBe(true);
+    // The client is still there: a reset from a database or a receiver is the service's failure.
+    expect(isClientGone(reset, ctx(false))).toBe(false);
+    expect(isClientGone(new Error('boom'), ctx(true))).toBe(false);
+    expect(isClientGone(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), undefined)).toBe(true);
+  });
+});

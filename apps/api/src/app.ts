@@ -45,6 +45,23 @@ export interface AppDependencies {
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
 
+/** Socket errors that mean the other end went away (reset, closed, or the stream was cut). */
+const CLIENT_GONE_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'ERR_STREAM_DESTROYED',
+]);
+
+/** Whether `error` is the request's own connection failing under it, not a failure of the service. */
+export function isClientGone(error: unknown, ctx: AppContext | undefined): boolean {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  if (typeof code !== 'string' || !CLIENT_GONE_CODES.has(code)) return false;
+  // The same codes from another connection (a database, a receiver) are the service's failures.
+  return ctx === undefined || ctx.req.socket.destroyed || ctx.req.destroyed;
+}
+
 /** Without a word from the configuration, webhooks go to public addresses only. */
 const PUBLIC_RECEIVERS_ONLY: UrlPolicy = { allowPrivateNetworks: false };
 
@@ -74,6 +91,19 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
 
   if (log) {
     app.on('error', (error: unknown, ctx?: AppContext) => {
+      if (isClientGone(error, ctx)) {
+        // The client hung up mid-request or mid-answer: its business, not a fault of the service.
+        log.info(
+          {
+            requestId: ctx?.state.requestId,
+            method: ctx?.method,
+            route: ctx && routeOf(ctx),
+            code: (error as NodeJS.ErrnoException).code,
+          },
+          'client disconnected',
+        );
+        return;
+      }
       log.error(
         {
           err: error,

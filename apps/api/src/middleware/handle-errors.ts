@@ -66,7 +66,7 @@ function errorForBareStatus(ctx: AppContext): ApiError {
       if (ctx.response.get('Allow') === '') return notFound(ctx);
       return new ApiError(
         ErrorCode.MethodNotAllowed,
-        `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        `method ${ctx.method} is not allowed on ${shownPath(ctx.path)}; allowed: ${ctx.response.get('Allow')}`,
         { status: 405 },
       );
     default:
@@ -82,7 +82,16 @@ function errorForBareStatus(ctx: AppContext): ApiError {
 
 function notFound(ctx: AppContext): ApiError {
   ctx.remove('Allow');
-  return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${ctx.path}`, { status: 404 });
+  return new ApiError(ErrorCode.NotFound, `no route for ${ctx.method} ${shownPath(ctx.path)}`, { status: 404 });
+}
+
+/** Most characters of a request path a message repeats: enough to recognise it, not a 16 KB echo. */
+export const MAX_SHOWN_PATH_LENGTH = 120;
+
+/** The path as a message shows it: whole when short, else its start and how long it was. */
+export function shownPath(path: string): string {
+  if (path.length <= MAX_SHOWN_PATH_LENGTH) return path;
+  return `${path.slice(0, MAX_SHOWN_PATH_LENGTH)}... (${path.length} characters)`;
 }
 
 /** http-errors style errors (Koa's ctx.throw, libraries): what we read of them. */
