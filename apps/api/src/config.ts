@@ -77,6 +77,12 @@ const EnvSchema = v.object({
   BODY_LIMIT_BYTES: v.optional(integerVariable('BODY_LIMIT_BYTES', 1, 16 * 1024 * 1024), '65536'),
   DATABASE_POOL_SIZE: v.optional(integerVariable('DATABASE_POOL_SIZE', 1, 1000), '16'),
   SHUTDOWN_TIMEOUT_MS: v.optional(integerVariable('SHUTDOWN_TIMEOUT_MS', 0, 600_000), '10000'),
+  // Connections (see docs/configuration.md#connections): a cap well below a typical 65,536
+  // descriptor limit, and timeouts that close what a client leaves half-sent or idle.
+  MAX_CONNECTIONS: v.optional(integerVariable('MAX_CONNECTIONS', 1, 1_000_000), '10000'),
+  HEADERS_TIMEOUT_MS: v.optional(integerVariable('HEADERS_TIMEOUT_MS', 1_000, 600_000), '10000'),
+  REQUEST_TIMEOUT_MS: v.optional(integerVariable('REQUEST_TIMEOUT_MS', 1_000, 3_600_000), '30000'),
+  KEEP_ALIVE_TIMEOUT_MS: v.optional(integerVariable('KEEP_ALIVE_TIMEOUT_MS', 1_000, 600_000), '5000'),
   NODE_ENV: v.optional(v.string(), 'development'),
   MIGRATE_ON_START: booleanVariable('MIGRATE_ON_START', 'true'),
   ALLOW_EMBEDDED_DATABASE: booleanVariable('ALLOW_EMBEDDED_DATABASE', 'false'),
@@ -150,6 +156,18 @@ const EnvSchema = v.object({
 /** Every environment variable the service reads (the env example and the README list them all). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.entries);
 
+/** Limits on the HTTP connections of the API's port (the metrics port has its own, small ones). */
+export interface ConnectionsConfig {
+  /** Open connections at most; beyond it a new connection is closed as soon as it is accepted. */
+  readonly max: number;
+  /** A request's headers must have arrived this long after its first byte. */
+  readonly headersTimeoutMs: number;
+  /** A whole request (headers and body) must have arrived this long after its first byte. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long. */
+  readonly keepAliveTimeoutMs: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -159,6 +177,7 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly databasePoolSize: number;
   readonly shutdownTimeoutMs: number;
+  readonly connections: ConnectionsConfig;
   readonly production: boolean;
   /**
    * Whether opening the database applies pending migrations (serve and the token command).
@@ -214,6 +233,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'to run production on the embedded database in DATA_DIR (one process only), set ALLOW_EMBEDDED_DATABASE=true',
     );
   }
+  if (parsed.HEADERS_TIMEOUT_MS > parsed.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration: HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS');
+  }
   if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === parsed.PORT) {
     throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
   }
@@ -231,6 +253,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     databasePoolSize: parsed.DATABASE_POOL_SIZE,
     shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
+    connections: {
+      max: parsed.MAX_CONNECTIONS,
+      headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: parsed.KEEP_ALIVE_TIMEOUT_MS,
+    },
     production,
     migrateOnStart: parsed.MIGRATE_ON_START,
     logLevel: parsed.LOG_LEVEL,

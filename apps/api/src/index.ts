@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S node --max-semi-space-size=16 --max-old-space-size=192
 /**
  * The service's one entrypoint, the same inside and outside the image:
  * `plant-store [serve | migrate | token ...]` (see USAGE). Run it as a program (`dist/index.js`,

@@ -1,10 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Database, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
-import type { Config } from './config.js';
+import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
 import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
@@ -99,10 +99,14 @@ async function startServing(
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
     ...(tracing ? { tracing } : {}),
   });
-  const server = createServer(app.callback());
+  const server = createServer(serverOptions(config.connections), app.callback());
+  server.maxConnections = config.connections.max;
   server.on('clientError', answerClientError);
+  // Probes and the scraper on their own port, so a flood of the API's port cannot starve them.
   const metricsServer =
-    metrics && typeof config.metrics === 'object' ? createMetricsServer(metrics.registry, log) : undefined;
+    metrics && typeof config.metrics === 'object'
+      ? createMetricsServer(metrics.registry, log, { ready: () => db.ping() })
+      : undefined;
   let url: string;
   let metricsUrl: string | undefined;
   try {
@@ -152,6 +156,20 @@ async function startServing(
       );
       return closing;
     },
+  };
+}
+
+/**
+ * Node's HTTP server with the configured timeouts. Connections are checked against the header and
+ * request timeouts every second (Node's default is every 30 s, which would let a half-sent request
+ * hold its descriptor for up to 30 s past its timeout).
+ */
+export function serverOptions(connections: ConnectionsConfig): ServerOptions {
+  return {
+    headersTimeout: connections.headersTimeoutMs,
+    requestTimeout: connections.requestTimeoutMs,
+    keepAliveTimeout: connections.keepAliveTimeoutMs,
+    connectionsCheckingInterval: 1_000,
   };
 }
 

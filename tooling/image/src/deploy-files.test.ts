@@ -123,8 +123,11 @@ describe('deploy/kubernetes', () => {
     expect(migrate?.args).toEqual(['migrate']);
     expect(api?.env).toContainEqual({ name: 'MIGRATE_ON_START', value: 'false' });
     expect(api?.ports).toContainEqual({ name: 'http', containerPort: 3000 });
-    expect(api?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(api?.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    // The probes go to the platform port (METRICS_PORT), which a flood of the API port cannot fill.
+    expect(api?.env).toContainEqual({ name: 'METRICS_PORT', value: '9464' });
+    expect(api?.ports).toContainEqual({ name: 'platform', containerPort: 9464 });
+    expect(api?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'platform' });
+    expect(api?.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'platform' });
     for (const pod of [deployment?.spec?.template.spec, job?.spec?.template.spec]) {
       expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: uid, runAsGroup: gid });
     }

@@ -27,16 +27,20 @@ export interface BuiltService {
 export async function startBuiltService(): Promise<BuiltService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'plant-store-release-'));
   // The `node` running this (the pinned runtime), with the flags of the entrypoint's first line.
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', API_ENTRYPOINT, 'serve'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=16', '--max-old-space-size=192', API_ENTRYPOINT, 'serve'],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

@@ -203,6 +203,12 @@ describe('metrics settings (engine-independent: on the embedded database)', () =
     });
     expect((await fetch(metricsUrl, { method: 'POST' })).status).toBe(405);
 
+    // The probes are served there too: a flood of the API's port does not fail them.
+    const health = await fetch(new URL('/healthz', metricsUrl));
+    expect({ status: health.status, body: await health.json() }).toEqual({ status: 200, body: { status: 'ok' } });
+    const ready = await fetch(new URL('/readyz', metricsUrl));
+    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ready' } });
+
     await service.close();
     await expect(fetch(metricsUrl)).rejects.toThrow();
   });
