@@ -238,6 +238,8 @@ const MAX_CREATE_WAIT_MS = 1_000;
 /** How long a token lookup is reused: a revocation elsewhere takes effect within this. */
 const TOKEN_CACHE_TTL_MS = 5_000;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
+/** "No such token" answers remembered, apart from the real tokens' (a bogus-token flood stays in here). */
+const TOKEN_CACHE_MAX_UNKNOWN_ENTRIES = 10_000;
 
 function createDatabase(
   engine: DatabaseEngine,
@@ -265,6 +267,7 @@ function createDatabase(
   const tokens = createTokenCache(lookUpToken, {
     ttlMs: TOKEN_CACHE_TTL_MS,
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
+    maxNegativeEntries: TOKEN_CACHE_MAX_UNKNOWN_ENTRIES,
   });
   return {
     engine,

@@ -59,4 +59,20 @@ describe('createTokenCache', () => {
     await cache.authenticate('pst_a');
     expect(lookUp).toHaveBeenCalledTimes(2);
   });
+
+  it('never lets made-up tokens push a real one out: unknown answers have their own bound', async () => {
+    const lookUp = vi.fn(async (token: string) => (token === 'pst_real' ? record : null));
+    const cache = createTokenCache(lookUp, { ttlMs: 60_000, maxEntries: 2, maxNegativeEntries: 3 });
+    expect(await cache.authenticate('pst_real')).toEqual(record);
+    for (let index = 0; index < 100; index++) expect(await cache.authenticate(`pst_bogus_${index}`)).toBeNull();
+    expect(lookUp).toHaveBeenCalledTimes(101);
+    // Still remembered: no lookup for the real token.
+    expect(await cache.authenticate('pst_real')).toEqual(record);
+    expect(lookUp).toHaveBeenCalledTimes(101);
+    // The made-up ones keep only the last three.
+    expect(await cache.authenticate('pst_bogus_99')).toBeNull();
+    expect(lookUp).toHaveBeenCalledTimes(101);
+    expect(await cache.authenticate('pst_bogus_0')).toBeNull();
+    expect(lookUp).toHaveBeenCalledTimes(102);
+  });
 });
