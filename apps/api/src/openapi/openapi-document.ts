@@ -44,6 +44,8 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     info: {
       title: 'Plant Store',
       version: '1.0.0',
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'The Plant Store team' },
       summary:
         'A store of plants: create, list, fetch and delete them by their int64 id; webhooks announce every plant created.',
       description: [
@@ -67,19 +69,34 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     ],
     paths: {
       ...operationPaths({ bodyLimitBytes }),
-      '/openapi.json': serviceOperation('getOpenApiDocument', 'This OpenAPI document', {
-        '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
-      }),
-      '/docs': serviceOperation('getDocsPage', 'The interactive API reference (this document, rendered)', {
-        '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
-      }),
-      '/healthz': serviceOperation('checkLiveness', 'Liveness: the process answers (does not touch the database)', {
-        '200': statusResponse('ok'),
-      }),
-      '/readyz': serviceOperation('checkReadiness', 'Readiness: the database answers', {
-        '200': statusResponse('ready'),
-        '503': ref('responses/DatabaseUnavailable'),
-      }),
+      '/openapi.json': serviceOperation(
+        'getOpenApiDocument',
+        'This OpenAPI document',
+        {
+          '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
+        },
+        'This description of the service, as it runs: limits and optional paths follow its configuration. No token needed.',
+      ),
+      '/docs': serviceOperation(
+        'getDocsPage',
+        'The interactive API reference (this document, rendered)',
+        {
+          '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
+        'Swagger UI over `/openapi.json`, served from the service itself (no external resources). No token needed.',
+      ),
+      '/healthz': serviceOperation(
+        'checkLiveness',
+        'Liveness: the process answers (does not touch the database)',
+        { '200': statusResponse('ok') },
+        'For liveness probes: 200 while the process serves requests, whatever the database does. No token needed. With `METRICS_PORT` set, also served on that port.',
+      ),
+      '/readyz': serviceOperation(
+        'checkReadiness',
+        'Readiness: the database answers',
+        { '200': statusResponse('ready'), '503': ref('responses/DatabaseUnavailable') },
+        'For readiness probes: 200 when the database answers a query, 503 with `Retry-After` when it does not. No token needed. With `METRICS_PORT` set, also served on that port.',
+      ),
       ...(metrics
         ? {
             '/metrics': serviceOperation(

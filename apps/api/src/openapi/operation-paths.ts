@@ -1,6 +1,7 @@
 import {
   CLIENT_FAULT_CODES,
   type ErrorCode,
+  MAX_JSON_DEPTH,
   type OperationDeclaration,
   type OperationId,
   operationParameters,
@@ -61,9 +62,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
       summary: operation.summary,
       description: [
         operation.description,
-        ...(body
-          ? [`Body: \`application/json\` (UTF-8), at most ${bodyLimitBytes} bytes; unknown fields are ignored.`]
-          : []),
+        ...(body ? [`Body: ${bodyLimits(bodyLimitBytes)}; unknown fields are ignored.`] : []),
         `Requires the \`${scope}\` scope.`,
       ].join(' '),
       security: [{ bearerAuth: [scope] }],
@@ -71,7 +70,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
       ...(body
         ? {
             requestBody: {
-              description: body.description,
+              description: `${body.description}: ${bodyLimits(bodyLimitBytes)}.`,
               required: true,
               content: jsonContent(body.schema, examples.body),
             },
@@ -93,6 +92,14 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
     };
   }
   return paths;
+}
+
+/** What every JSON body must keep to, as the service enforces it (413, 415 and 400 otherwise). */
+function bodyLimits(bodyLimitBytes: number): string {
+  return (
+    `\`application/json\` (UTF-8), at most ${bodyLimitBytes} bytes (after \`Content-Encoding\`: identity, gzip, deflate or br), ` +
+    `nested at most ${MAX_JSON_DEPTH} levels of arrays and objects`
+  );
 }
 
 /** `components.parameters`: every declared parameter, by its name. */
