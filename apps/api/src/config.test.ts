@@ -41,12 +41,14 @@ describe('loadConfig: webhooks', () => {
     expect(loadConfig({}).webhooks).toEqual({
       dispatch: true,
       allowPrivateNetworks: false,
+      retentionDays: 30,
       retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       timeoutMs: 10_000,
       pollMs: 1_000,
       leaseMs: 60_000,
       concurrency: 16,
       perWebhookConcurrency: 4,
+      perReceiverConcurrency: 4,
     });
   });
 
@@ -59,8 +61,11 @@ describe('loadConfig: webhooks', () => {
       WEBHOOKS_POLL_MS: '50',
       WEBHOOKS_LEASE_MS: '5000',
       WEBHOOKS_CONCURRENCY: '8',
+      WEBHOOKS_PER_RECEIVER_CONCURRENCY: '2',
     }).webhooks;
     expect(webhooks).toMatchObject({
+      perWebhookConcurrency: 2,
+      perReceiverConcurrency: 2,
       dispatch: false,
       allowPrivateNetworks: true,
       retryScheduleMs: [100, 1_000],

@@ -61,9 +61,6 @@ function otlpProtocolVariable(name: string) {
   );
 }
 
-/** How many deliveries one process has in flight to one receiver at most. */
-const WEBHOOK_PER_RECEIVER_CONCURRENCY = 4;
-
 const EnvSchema = v.object({
   PORT: v.optional(integerVariable('PORT', 0, 65535), '3000'),
   HOST: v.optional(v.pipe(v.string(), v.nonEmpty('HOST must not be empty')), '127.0.0.1'),
@@ -112,6 +109,8 @@ const EnvSchema = v.object({
   WEBHOOKS_POLL_MS: v.optional(integerVariable('WEBHOOKS_POLL_MS', 10, 60_000), '1000'),
   WEBHOOKS_LEASE_MS: v.optional(integerVariable('WEBHOOKS_LEASE_MS', 1_000, 3_600_000), '60000'),
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
+  WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
+  WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
   // Traces: the standard OpenTelemetry variables (see the README's Traces section).
   OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
   OTEL_TRACES_EXPORTER: v.optional(
@@ -202,12 +201,20 @@ export interface Config {
 export interface WebhooksConfig
   extends Pick<
     WebhookDispatcherOptions,
-    'retryScheduleMs' | 'timeoutMs' | 'pollMs' | 'leaseMs' | 'concurrency' | 'perWebhookConcurrency'
+    | 'retryScheduleMs'
+    | 'timeoutMs'
+    | 'pollMs'
+    | 'leaseMs'
+    | 'concurrency'
+    | 'perWebhookConcurrency'
+    | 'perReceiverConcurrency'
   > {
   /** Whether this process delivers events (every replica may; leases keep them apart). */
   readonly dispatch: boolean;
   /** Allow receivers in private, loopback and link-local ranges (tests, internal networks). */
   readonly allowPrivateNetworks: boolean;
+  /** Finished deliveries and events older than this many days are deleted; 0 keeps them. */
+  readonly retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -270,12 +277,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       dispatch: parsed.WEBHOOKS_DISPATCH,
       allowPrivateNetworks: parsed.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,
+      retentionDays: parsed.WEBHOOKS_RETENTION_DAYS,
       retryScheduleMs: parsed.WEBHOOKS_RETRY_SCHEDULE,
       timeoutMs: parsed.WEBHOOKS_TIMEOUT_MS,
       pollMs: parsed.WEBHOOKS_POLL_MS,
       leaseMs: parsed.WEBHOOKS_LEASE_MS,
       concurrency: parsed.WEBHOOKS_CONCURRENCY,
-      perWebhookConcurrency: WEBHOOK_PER_RECEIVER_CONCURRENCY,
+      // One receiver's share of the slots, whatever the number of its subscriptions.
+      perWebhookConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
+      perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
     },
   };
 }

@@ -14,6 +14,13 @@ import { startTracing } from './tracing/start-tracing.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { TracingOn } from './tracing/tracing-config.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
+import { type RetentionJob, startRetentionJob } from './webhooks/retention-job.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The webhook retention job: every 10 minutes, up to 20 batches of 500 rows of each kind. */
+const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
+const RETENTION_BATCH_SIZE = 500;
+const RETENTION_MAX_BATCHES_PER_RUN = 20;
 
 export interface RunningServer {
   /** `http://host:port` as bound (the real port when PORT=0). */
@@ -79,7 +86,7 @@ async function startServing(
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
-  const { dispatch, ...delivery } = config.webhooks;
+  const { dispatch, retentionDays, ...delivery } = config.webhooks;
   if (dispatch) {
     dispatcher = createWebhookDispatcher({
       ...delivery,
@@ -91,6 +98,18 @@ async function startServing(
       ...(tracing ? { tracing: tracing.deliveries } : {}),
     });
   }
+  // Retention runs where deliveries are sent: every replica that dispatches shares the work.
+  const retention =
+    dispatch && retentionDays > 0
+      ? startRetentionJob({
+          db,
+          olderThanMs: retentionDays * DAY_MS,
+          intervalMs: RETENTION_INTERVAL_MS,
+          batchSize: RETENTION_BATCH_SIZE,
+          maxBatchesPerRun: RETENTION_MAX_BATCHES_PER_RUN,
+          log,
+        })
+      : undefined;
   const app = createApp({
     db,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -140,6 +159,7 @@ async function startServing(
       listener?.closeAllConnections();
     }
     await dispatcher?.close();
+    await retention?.stop();
     await db.close();
     throw error;
   }
@@ -150,7 +170,7 @@ async function startServing(
     metricsUrl,
     db,
     close() {
-      closing ??= shutDown(server, metricsServer, dispatcher, db, config.shutdownTimeoutMs, log).finally(
+      closing ??= shutDown(server, metricsServer, dispatcher, retention, db, config.shutdownTimeoutMs, log).finally(
         // Last: the spans of the requests and deliveries that finished during shutdown go too.
         () => tracing?.shutdown(),
       );
@@ -213,6 +233,7 @@ async function shutDown(
   server: Server,
   metricsServer: Server | undefined,
   dispatcher: WebhookDispatcher | undefined,
+  retention: RetentionJob | undefined,
   db: Database,
   timeoutMs: number,
   log: Logger,
@@ -236,6 +257,7 @@ async function shutDown(
   }
   clearInterval(sweep);
   await dispatcherClosed;
+  await retention?.stop();
   await db.close();
   log.info('stopped');
 }

@@ -212,6 +212,30 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     expect(new Set(events.map((event) => (parseJson(event.body) as { id: bigint }).id))).toEqual(new Set(ids));
     expect(stuck.received.length).toBeGreaterThan(0);
   });
+
+  it('keeps a receiver that hangs behind five subscriptions to its own share of the slots', async () => {
+    // Attempts that hang for 10 s: without a limit per receiver, the stuck receiver's five
+    // subscriptions (4 each) would take all 16 slots, and the other receiver would wait for them.
+    const { service, token } = await setUp({ WEBHOOKS_TIMEOUT_MS: '10000', WEBHOOKS_LEASE_MS: '30000' });
+    const stuck = await receiver();
+    stuck.answer(() => 'hang');
+    const healthy = await receiver();
+    for (let index = 0; index < 5; index++) await subscribe(service.url, token, `${stuck.url}/subscription-${index}`);
+    await subscribe(service.url, token, healthy.url);
+
+    const ids = Array.from({ length: 10 }, (_, index) => BigInt(index + 1));
+    for (const id of ids) await createPlant(service.url, token, { id, name: `plant ${id}` });
+    const created = performance.now();
+    const events = await healthy.waitFor(ids.length, 5_000);
+    const slowestMs = Math.max(...events.map((event) => event.receivedAt - created));
+    process.stdout.write(
+      `fairness on ${engine}: ${stuck.received.length} attempts hanging at the stuck receiver (4 allowed), ` +
+        `the other receiver got all ${ids.length} events, the last ${Math.round(slowestMs)} ms after the last create\n`,
+    );
+    expect(new Set(events.map((event) => (parseJson(event.body) as { id: bigint }).id))).toEqual(new Set(ids));
+    // The stuck receiver holds at most its share, whatever the number of its subscriptions.
+    expect(stuck.received.length).toBeLessThanOrEqual(4);
+  });
 });
 
 describe.each(testEngines())('webhook delivery across crashes on %s', (engine) => {

@@ -34,6 +34,7 @@ import { createWebhook } from './webhooks/create-webhook.js';
 import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
 import { deleteWebhook, listWebhooks } from './webhooks/manage-webhooks.js';
 import { recordAttempt, releaseClaim } from './webhooks/record-attempt.js';
+import { deleteOldWebhookData, type RetentionOptions, type RetentionResult } from './webhooks/retention.js';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -117,6 +118,8 @@ export interface Database {
   recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
   /** Gives a lease back without an attempt (shutdown). */
   releaseClaim(claim: ClaimedDelivery): Promise<void>;
+  /** One batch of the webhook retention job (see deleteOldWebhookData). */
+  deleteOldWebhookData(options: RetentionOptions): Promise<RetentionResult>;
   /** Resolves when the database answers a query; throws DatabaseUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -302,6 +305,7 @@ function createDatabase(
     claimDeliveries: (options) => claimDeliveries(sql, options),
     recordAttempt: (claim, outcome) => recordAttempt(sql, claim, outcome),
     releaseClaim: (claim) => releaseClaim(sql, claim),
+    deleteOldWebhookData: (options) => deleteOldWebhookData(sql, options),
     async ping() {
       try {
         await prisma.$queryRaw`SELECT 1`;
@@ -335,6 +339,7 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     claimDeliveries: observed(ops.claimDeliveries, instruments, db.claimDeliveries),
     recordAttempt: observed(ops.recordAttempt, instruments, db.recordAttempt),
     releaseClaim: observed(ops.releaseClaim, instruments, db.releaseClaim),
+    deleteOldWebhookData: observed(ops.deleteOldWebhookData, instruments, db.deleteOldWebhookData),
     ping: observed(ops.ping, instruments, db.ping),
   };
 }

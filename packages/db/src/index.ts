@@ -29,6 +29,8 @@ export type { TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
 export type { ClaimOptions } from './webhooks/claim-deliveries.js';
 export { WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
+export { receiverOrigin } from './webhooks/receiver-origin.js';
+export type { RetentionOptions, RetentionResult } from './webhooks/retention.js';
 export type {
   AttemptOutcome,
   ClaimedDelivery,

@@ -49,6 +49,7 @@ export const DATABASE_OPERATIONS = {
   claimDeliveries: { name: 'claimDeliveries', statement: 'UPDATE', table: 'webhook_deliveries' },
   recordAttempt: { name: 'recordAttempt', statement: 'UPDATE', table: 'webhook_deliveries' },
   releaseClaim: { name: 'releaseClaim', statement: 'UPDATE', table: 'webhook_deliveries' },
+  deleteOldWebhookData: { name: 'deleteOldWebhookData', statement: 'DELETE', table: 'webhook_deliveries' },
   ping: { name: 'ping', statement: 'SELECT' },
 } as const satisfies Record<string, DatabaseOperation>;
 

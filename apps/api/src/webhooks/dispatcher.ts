@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ClaimedDelivery, Database } from '@plant-store/db';
+import { type AttemptOutcome, type ClaimedDelivery, type Database, receiverOrigin } from '@plant-store/db';
 import type { Agent } from 'undici';
 import { createLogger, type Logger } from '../logger.js';
 import type { DeliveryTracing } from '../tracing/tracing.js';
@@ -14,8 +14,10 @@ import type { ResolveHost } from './url-policy.js';
  * One loop per process claims due deliveries (a lease in the database: every replica runs one,
  * and none sends what another holds), sends each claim concurrently and records how it went.
  * It claims as many as there are free slots (`concurrency`), at most `perWebhookConcurrency` per
- * webhook, and none for a webhook that still has a delivery in flight here: a receiver that hangs
- * ties up its own slots until its attempts time out, not everyone's. Idle, it polls every
+ * webhook, none for a webhook that still has a delivery in flight here, and never more than
+ * `perReceiverConcurrency` in flight to one receiver (the URL's origin, whatever the number of
+ * subscriptions pointing at it): a receiver that hangs ties up its own slots until its attempts
+ * time out, not everyone's. Idle, it polls every
  * `pollMs`; `nudge()` (a plant was created) and a finished delivery wake it at once.
  */
 
@@ -49,6 +51,8 @@ export interface WebhookDispatcherOptions {
   readonly concurrency: number;
   /** Deliveries to one webhook in flight at once (claimed together). */
   readonly perWebhookConcurrency: number;
+  /** Deliveries to one receiver (scheme, host and port), all its webhooks together, in flight at once. Default perWebhookConcurrency. */
+  readonly perReceiverConcurrency?: number;
   readonly allowPrivateNetworks: boolean;
   /** Default 4096. */
   readonly maxResponseBytes?: number;
@@ -117,6 +121,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const wakeup = createWakeup();
   const inFlight = new Set<Promise<void>>();
   const inFlightByWebhook = new Map<string, number>();
+  const inFlightByReceiver = new Map<string, number>();
+  const perReceiverConcurrency = options.perReceiverConcurrency ?? perWebhookConcurrency;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
   const recordTrouble = createTroubleReporter(
     log,
@@ -151,6 +157,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       const claims = await store.claimDeliveries({
         limit,
         perWebhookLimit: perWebhookConcurrency,
+        perReceiverLimit: perReceiverConcurrency,
+        busyReceivers: inFlightByReceiver,
         leaseMs,
         excludeWebhookIds: [...inFlightByWebhook.keys()],
       });
@@ -164,7 +172,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   function startDelivery(claimed: ClaimedDelivery): void {
     const { webhookId } = claimed;
+    const receiver = receiverOrigin(claimed.url);
     inFlightByWebhook.set(webhookId, (inFlightByWebhook.get(webhookId) ?? 0) + 1);
+    inFlightByReceiver.set(receiver, (inFlightByReceiver.get(receiver) ?? 0) + 1);
     const task = deliver(claimed)
       .catch((error: unknown) => log.error({ err: error, ...describeClaim(claimed) }, 'webhook delivery crashed'))
       .finally(() => {
@@ -172,6 +182,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         const left = (inFlightByWebhook.get(webhookId) ?? 1) - 1;
         if (left > 0) inFlightByWebhook.set(webhookId, left);
         else inFlightByWebhook.delete(webhookId);
+        const leftThere = (inFlightByReceiver.get(receiver) ?? 1) - 1;
+        if (leftThere > 0) inFlightByReceiver.set(receiver, leftThere);
+        else inFlightByReceiver.delete(receiver);
         wakeup.wake();
       });
     inFlight.add(task);

@@ -117,6 +117,35 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     expect(countBy(await claim(), (claimed) => claimed.webhookId)).toEqual({ [a]: 2, [b]: 2, [c]: 5 });
   });
 
+  it('keeps to perReceiverLimit across the subscriptions of one receiver, less what is busy there', async () => {
+    const shared = [];
+    for (const path of ['a', 'b', 'c']) {
+      shared.push(await createWebhook(client.prisma, { url: `https://Shared.example:443/${path}` }));
+    }
+    const other = await createWebhook(client.prisma, { url: 'https://other.example/hooks' });
+    await insertPlants(
+      client.sql,
+      [1n, 2n, 3n].map((id) => ({ id, name: `plant ${id}` })),
+    );
+    const receiverOf = (claimed: ClaimedDelivery) => (claimed.webhookId === other.id ? 'other' : 'shared');
+    const releaseAll = (claims: readonly ClaimedDelivery[]) =>
+      Promise.all(claims.map((claimed) => releaseClaim(client.sql, claimed)));
+
+    // Three subscriptions of one receiver, nine due deliveries there: two of them at most.
+    const limited = await claim({ perReceiverLimit: 2 });
+    expect(countBy(limited, receiverOf)).toEqual({ shared: 2, other: 2 });
+    await releaseAll(limited);
+
+    // One in flight there already: one more; two in flight: none, and the other receiver still gets its share.
+    const oneBusy = await claim({ perReceiverLimit: 2, busyReceivers: new Map([['https://shared.example', 1]]) });
+    expect(countBy(oneBusy, receiverOf)).toEqual({ shared: 1, other: 2 });
+    await releaseAll(oneBusy);
+    const full = await claim({ perReceiverLimit: 2, busyReceivers: new Map([['https://shared.example', 2]]) });
+    expect(countBy(full, receiverOf)).toEqual({ other: 2 });
+    await releaseAll(full);
+    expect(shared).toHaveLength(3);
+  });
+
   it('records a delivered attempt: done, lease given back, attempt listed', async () => {
     const [webhook] = await seed(client, 1, [1n]);
     const [claimed] = await claim();

@@ -1,5 +1,6 @@
 import { translateError } from '../prisma-errors.js';
 import type { SqlRunner } from '../sql-runner.js';
+import { receiverOriginSql } from './receiver-origin.js';
 import type { ClaimedDelivery } from './webhook-records.js';
 
 export interface ClaimOptions {
@@ -7,6 +8,13 @@ export interface ClaimOptions {
   readonly limit: number;
   /** Most deliveries of one subscription to lease. */
   readonly perWebhookLimit: number;
+  /**
+   * Most deliveries to one receiver (receiverOrigin of the URL, whatever the subscriptions) to
+   * lease, less what `busyReceivers` says the caller has in flight there. Default: no limit.
+   */
+  readonly perReceiverLimit?: number;
+  /** Receivers the caller has deliveries in flight to, and how many. */
+  readonly busyReceivers?: ReadonlyMap<string, number>;
   /** How long the lease lasts (database time). */
   readonly leaseMs: number;
   /** Subscriptions to skip (the caller has enough of theirs in flight). */
@@ -17,14 +25,17 @@ export interface ClaimOptions {
  * Candidates: per subscription not excluded, its first `perWebhookLimit` due pending deliveries
  * whose lease is free or expired, along the partial (subscription_id, next_attempt_at) index:
  * a backlog of thousands for one receiver costs no more than `perWebhookLimit` rows, and no
- * receiver's backlog starves another. The soonest due of them, `limit` at most, are then locked
+ * receiver's backlog starves another. Per receiver (the URL's origin: many subscriptions may
+ * share one), at most what its limit leaves beside the caller's deliveries in flight there: a
+ * receiver that hangs behind five subscriptions holds its own share of the slots, not all of
+ * them. The soonest due of them, `limit` at most, are then locked
  * `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not waited for,
  * and one it claimed after this statement's snapshot fails the conditions, re-checked on the
  * locked row. Each gets its own lease id, and a lease end in database time (`now()`), so that
  * replicas with skewed clocks agree on when it expires.
  */
-export const CLAIM_DELIVERIES_SQL = `WITH candidates AS (
-  SELECT due.id
+export const CLAIM_DELIVERIES_SQL = `WITH due_by_webhook AS (
+  SELECT due.id, due.next_attempt_at, ${receiverOriginSql('subscriptions.url')} AS origin
   FROM public.webhook_subscriptions AS subscriptions
   CROSS JOIN LATERAL (
     SELECT deliveries.id, deliveries.next_attempt_at
@@ -37,7 +48,16 @@ export const CLAIM_DELIVERIES_SQL = `WITH candidates AS (
     LIMIT $2::int
   ) AS due
   WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
-  ORDER BY due.next_attempt_at, due.id
+), ranked AS (
+  SELECT due_by_webhook.id, due_by_webhook.next_attempt_at,
+    row_number() OVER (PARTITION BY due_by_webhook.origin ORDER BY due_by_webhook.next_attempt_at, due_by_webhook.id) AS place,
+    coalesce(busy.room, $5::int) AS room
+  FROM due_by_webhook
+  LEFT JOIN unnest($6::text[], $7::int[]) AS busy (origin, room) ON busy.origin = due_by_webhook.origin
+), candidates AS (
+  SELECT ranked.id FROM ranked
+  WHERE ranked.place <= ranked.room
+  ORDER BY ranked.next_attempt_at, ranked.id
   LIMIT $1::int
 ), claimed AS (
   UPDATE public.webhook_deliveries AS deliveries
@@ -83,6 +103,8 @@ interface ClaimedRow {
  */
 export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (options.limit <= 0) return [];
+  const perReceiver = options.perReceiverLimit ?? options.limit;
+  const busy = [...(options.busyReceivers ?? new Map<string, number>())];
   let rows: ClaimedRow[];
   try {
     ({ rows } = await sql.query<ClaimedRow>(CLAIM_DELIVERIES_SQL, [
@@ -90,6 +112,9 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
       options.perWebhookLimit,
       [...options.excludeWebhookIds],
       Math.ceil(options.leaseMs),
+      perReceiver,
+      busy.map(([origin]) => origin),
+      busy.map(([, inFlight]) => Math.max(0, perReceiver - inFlight)),
     ]));
   } catch (error) {
     throw translateError(error);

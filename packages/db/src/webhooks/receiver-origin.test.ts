@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { receiverOrigin, receiverOriginSql } from './receiver-origin.js';
+
+const CASES: ReadonlyArray<readonly [url: string, origin: string]> = [
+  ['https://hooks.example/plants', 'https://hooks.example'],
+  ['https://Hooks.Example:443/a?b=c', 'https://hooks.example'],
+  ['HTTP://hooks.example:80', 'http://hooks.example'],
+  ['http://hooks.example:8080/x', 'http://hooks.example:8080'],
+  ['https://hooks.example:80/x', 'https://hooks.example:80'],
+  ['http://hooks.example:443/x', 'http://hooks.example:443'],
+  ['http://127.0.0.1:3000/hook', 'http://127.0.0.1:3000'],
+  ['http://[::1]:8080/hook', 'http://[::1]:8080'],
+  ['https://hooks.example?x=1', 'https://hooks.example'],
+  ['https://hooks.example:4430/x', 'https://hooks.example:4430'],
+];
+
+describe('receiverOrigin', () => {
+  it.each(CASES)('%s is the receiver %s', (url, origin) => {
+    expect(receiverOrigin(url)).toBe(origin);
+  });
+});
+
+describe.each(testEngines())('receiverOriginSql on %s', (engine) => {
+  let storage: TestStorage;
+  let client: TestClient;
+  beforeAll(async () => {
+    storage = await createTestStorage(engine, { migrated: true });
+    client = await openTestClient(storage);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await storage?.dispose();
+  });
+
+  it('computes what receiverOrigin does, for every case', async () => {
+    const { rows } = await client.sql.query<{ url: string; origin: string }>(
+      `SELECT cases.url, ${receiverOriginSql('cases.url')} AS origin FROM unnest($1::text[]) AS cases (url)`,
+      [CASES.map(([url]) => url)],
+    );
+    expect(rows.map((row) => [row.url, row.origin])).toEqual(CASES.map(([url]) => [url, receiverOrigin(url)]));
+  });
+});
