@@ -13,7 +13,18 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuiltService, startBuiltService } from './built-service.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+/** Each command of the setup has a deadline of its own, so that a hang fails naming the command. */
+const COMMAND_TIMEOUT_MS = 90_000;
+
+function run(command: string, args: readonly string[], options: { readonly cwd?: string } = {}) {
+  const started = performance.now();
+  return execFileAsync(command, args, { ...options, timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL' })
+    .catch((error: unknown) => {
+      throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}`, { cause: error });
+    })
+    .finally(() => process.stderr.write(`${command} ${args[0]}: ${Math.round(performance.now() - started)} ms\n`));
+}
 const WORKSPACE = fileURLToPath(new URL('../../..', import.meta.url));
 const TSC = fileURLToPath(new URL('../node_modules/.bin/tsc', import.meta.url));
 const VALIBOT_VERSION = /^ {2}valibot: (\S+)$/m;
@@ -111,7 +122,9 @@ beforeAll(async () => {
     ],
     { cwd: project },
   );
+  const starting = performance.now();
   service = await startBuiltService();
+  process.stderr.write(`service start: ${Math.round(performance.now() - starting)} ms\n`);
 });
 
 afterAll(async () => {
