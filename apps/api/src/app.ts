@@ -25,6 +25,7 @@ export interface AppDependencies {
     | 'listPlants'
     | 'deletePlant'
     | 'authenticateToken'
+    | 'recordTokenUse'
     | 'ping'
     | 'createWebhook'
     | 'listWebhooks'
@@ -78,7 +79,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     router,
     { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }) },
     {
-      authenticateToken: deps.db.authenticateToken,
+      auth: { authenticate: deps.db.authenticateToken, recordUse: deps.db.recordTokenUse },
       bodyLimitBytes: deps.bodyLimitBytes,
     },
   );

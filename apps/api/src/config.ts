@@ -111,6 +111,8 @@ const EnvSchema = v.object({
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
   WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
+  // Tokens (see docs/tokens.md): how often each process writes the last-use times it collected.
+  TOKEN_LAST_USED_FLUSH_SECONDS: v.optional(integerVariable('TOKEN_LAST_USED_FLUSH_SECONDS', 1, 3_600), '60'),
   // Traces: the standard OpenTelemetry variables (see the README's Traces section).
   OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
   OTEL_TRACES_EXPORTER: v.optional(
@@ -190,6 +192,7 @@ export interface Config {
    */
   readonly metrics: 'off' | 'app' | { readonly port: number };
   readonly webhooks: WebhooksConfig;
+  readonly tokens: TokensConfig;
   /** OpenTelemetry traces: on only when an OTLP endpoint is set (see TracingConfig). */
   readonly tracing: TracingConfig;
 }
@@ -215,6 +218,12 @@ export interface WebhooksConfig
   readonly allowPrivateNetworks: boolean;
   /** Finished deliveries and events older than this many days are deleted; 0 keeps them. */
   readonly retentionDays: number;
+}
+
+/** Bearer tokens: how their use is recorded. */
+export interface TokensConfig {
+  /** How often this process writes the last-use times it collected: the precision of `lastUsedAt`. */
+  readonly lastUsedFlushMs: number;
 }
 
 export class ConfigError extends Error {
@@ -287,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perWebhookConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
       perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
     },
+    tokens: { lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000 },
   };
 }
 

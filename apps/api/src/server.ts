@@ -83,6 +83,9 @@ async function startServing(
     ...(tracing ? { trace: tracing.databaseCalls } : {}),
     // New events are due now: deliver them at once rather than at the next poll.
     onWebhookEvents: () => dispatcher?.nudge(),
+    tokenUseFlushMs: config.tokens.lastUsedFlushMs,
+    // The stamps are kept and written with the next flush: the database may just be away.
+    onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 

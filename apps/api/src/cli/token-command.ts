@@ -50,7 +50,7 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
     case 'list': {
       parseArgs({ args: rest, options: {}, strict: true });
       await withDatabase(config, async (db) => {
-        const tokens = await db.listTokens();
+        const tokens = await db.listTokens({ includeRevoked: true });
         if (tokens.length === 0) output.out('no tokens');
         for (const token of tokens) {
           const state = token.revokedAt ? `revoked ${token.revokedAt.toISOString()}` : 'active';

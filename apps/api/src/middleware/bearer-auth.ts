@@ -1,4 +1,4 @@
-import type { TokenRecord } from '@plant-store/db';
+import type { AuthenticatedToken } from '@plant-store/db';
 import { ErrorCode, type Scope } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import { ApiError } from '../http/api-error.js';
@@ -12,6 +12,7 @@ export const AUTHENTICATION_REQUIRED_MESSAGE = 'authentication required: send Au
 export const MISSING_SCHEME_MESSAGE =
   'the Authorization header lacks the Bearer scheme: send Authorization: Bearer <token>';
 export const INVALID_TOKEN_MESSAGE = 'the bearer token is invalid or has been revoked';
+export const EXPIRED_TOKEN_MESSAGE = 'the bearer token has expired';
 
 export function missingScopeMessage(scope: string): string {
   return `this token lacks the ${scope} scope`;
@@ -22,7 +23,14 @@ const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const BEARER_SCHEME = /^Bearer(?: |$)/i;
 const MAX_TOKEN_LENGTH = 512;
 
-export type AuthenticateToken = (token: string) => Promise<TokenRecord | null>;
+export type AuthenticateToken = (token: string) => Promise<AuthenticatedToken | null>;
+
+export interface BearerAuthOptions {
+  /** The token's record, null when unknown or revoked (an expired one's too: judged here). */
+  readonly authenticate: AuthenticateToken;
+  /** Called for every request a valid token authenticates: its last-used time (written in batches). */
+  readonly recordUse?: (tokenId: string) => void;
+}
 
 /** The bearer token in an Authorization header value, or null when it is not a bearer credential. */
 export function parseBearerToken(header: string): string | null {
@@ -30,11 +38,23 @@ export function parseBearerToken(header: string): string | null {
   return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : null;
 }
 
+/** Whether a token that expires at `expiresAt` no longer authenticates at `now` (ms since the epoch). */
+export function hasExpired(token: Pick<AuthenticatedToken, 'expiresAt'>, now: number): boolean {
+  return token.expiresAt !== null && token.expiresAt.getTime() <= now;
+}
+
+function invalidToken(message: string): ApiError {
+  return new ApiError(ErrorCode.NotAuthenticated, message, {
+    headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
+  });
+}
+
 /**
  * Requires a valid bearer token carrying `scope` (RFC 6750). Runs before the body is read, so
- * an unauthenticated caller learns nothing about validation.
+ * an unauthenticated caller learns nothing about validation. Expiry is judged against the clock
+ * on every request, cached records included: an expired token fails at once on every replica.
  */
-export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middleware<AppState> {
+export function bearerAuth({ authenticate, recordUse }: BearerAuthOptions, scope: Scope): Middleware<AppState> {
   return async (ctx, next) => {
     const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
@@ -51,17 +71,16 @@ export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middl
     }
     const token = parseBearerToken(header);
     const record = token === null ? null : await authenticate(token);
-    if (record === null) {
-      throw new ApiError(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, {
-        headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
-      });
-    }
+    if (record === null) throw invalidToken(INVALID_TOKEN_MESSAGE);
+    if (hasExpired(record, Date.now())) throw invalidToken(EXPIRED_TOKEN_MESSAGE);
+    // Named in the access line and the metrics from here on, whatever the answer.
+    ctx.state.token = record;
+    recordUse?.(record.id);
     if (!record.scopes.includes(scope)) {
       throw new ApiError(ErrorCode.NotAllowed, missingScopeMessage(scope), {
         headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
       });
     }
-    ctx.state.token = record;
     await next();
   };
 }

@@ -16,7 +16,7 @@ import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
-import { type AuthenticateToken, bearerAuth } from '../middleware/bearer-auth.js';
+import { type BearerAuthOptions, bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
 import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
@@ -57,12 +57,12 @@ type ReadInput = (ctx: AppContext) => Record<string, unknown> | undefined;
 export function mountOperations<THandlers extends Handlers>(
   router: Router<AppState>,
   handlers: THandlers & Record<Exclude<keyof THandlers, OperationId>, never>,
-  options: { readonly authenticateToken: AuthenticateToken; readonly bodyLimitBytes: number },
+  options: { readonly auth: BearerAuthOptions; readonly bodyLimitBytes: number },
 ): void {
   for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
     const middleware = [
       ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
-      bearerAuth(options.authenticateToken, operation.scope),
+      bearerAuth(options.auth, operation.scope),
       ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
       runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
     ];
