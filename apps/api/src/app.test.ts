@@ -18,7 +18,7 @@ const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
 const record: AuthenticatedToken = {
   id: '00000000-0000-0000-0000-000000000000',
   name: 'unit',
-  scopes: ['plants:read', 'plants:write', 'webhooks:manage'],
+  scopes: ['plants:read', 'plants:write', 'webhooks:manage', 'tokens:manage'],
   expiresAt: null,
   rateLimit: null,
 };
@@ -43,6 +43,13 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     deleteWebhook: async () => false,
     listDeliveries: async () => null,
     resendDelivery: async () => null,
+    issueToken: async () => {
+      throw new Error('not used');
+    },
+    listTokens: async () => [],
+    revokeToken: async () => {
+      throw new Error('not used');
+    },
     ...overrides,
   };
 }
@@ -93,6 +100,9 @@ const REPOSITORY_ROUTES: ReadonlyArray<{
   { method: 'DELETE', path: `/webhooks/${WEBHOOK_ID}`, call: 'deleteWebhook' },
   { method: 'GET', path: `/webhooks/${WEBHOOK_ID}/deliveries`, call: 'listDeliveries' },
   { method: 'POST', path: `/webhooks/${WEBHOOK_ID}/deliveries/1/resend`, call: 'resendDelivery' },
+  { method: 'GET', path: '/tokens', call: 'listTokens' },
+  { method: 'POST', path: '/tokens', call: 'issueToken', body: '{"name": "ci", "scopes": ["plants:read"]}' },
+  { method: 'DELETE', path: '/tokens/ci', call: 'revokeToken' },
 ];
 
 describe('createApp error rendering', () => {

@@ -13,6 +13,7 @@ import { addMetricsRoute } from './routes/metrics.js';
 import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { plantHandlers } from './routes/plants.js';
+import { tokenHandlers } from './routes/tokens.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { UrlPolicy } from './webhooks/url-policy.js';
@@ -26,6 +27,9 @@ export interface AppDependencies {
     | 'deletePlant'
     | 'authenticateToken'
     | 'recordTokenUse'
+    | 'issueToken'
+    | 'listTokens'
+    | 'revokeToken'
     | 'ping'
     | 'createWebhook'
     | 'listWebhooks'
@@ -77,7 +81,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
   mountOperations(
     router,
-    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }) },
+    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }), ...tokenHandlers(deps) },
     {
       auth: { authenticate: deps.db.authenticateToken, recordUse: deps.db.recordTokenUse },
       bodyLimitBytes: deps.bodyLimitBytes,

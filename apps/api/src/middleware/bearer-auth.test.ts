@@ -1,11 +1,9 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type Database, openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import type { Database } from '@plant-store/db';
+import { testEngines } from '@plant-store/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createApp } from '../app.js';
 import { failOnContractViolations } from '../test-support/checked-fetch.js';
 import { expectError } from '../test-support/expect-error.js';
+import { startTestApp, type TestApp } from '../test-support/test-app.js';
 import { request } from '../test-support/test-service.js';
 import { EXPIRED_TOKEN_MESSAGE, INVALID_TOKEN_MESSAGE } from './bearer-auth.js';
 
@@ -15,27 +13,20 @@ const HOUR_MS = 60 * 60 * 1000;
 
 // The real app over a real database in this process, so that the test's clock is the app's.
 describe.each(testEngines())('bearer tokens: expiry and last use on %s', (engine) => {
-  let storage: TestStorage;
+  let app: TestApp;
   let db: Database;
-  let server: Server;
   let url: string;
 
   beforeAll(async () => {
-    storage = await createTestStorage(engine, { migrated: true });
     // Written by hand below (flushTokenUse), not by the timer.
-    db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir, tokenUseFlushMs: HOUR_MS });
-    server = createApp({ db, bodyLimitBytes: 65_536 }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app = await startTestApp(engine, { database: { tokenUseFlushMs: HOUR_MS } });
+    ({ db, url } = app);
   });
   afterEach(() => {
     vi.useRealTimers();
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await db?.close();
-    await storage?.dispose();
+    await app?.close();
   });
 
   const lastUsedAt = async (name: string) =>

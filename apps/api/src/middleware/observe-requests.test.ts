@@ -218,6 +218,13 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         deleteWebhook: async () => false,
         listDeliveries: async () => null,
         resendDelivery: async () => null,
+        issueToken: async () => {
+          throw new Error('not used');
+        },
+        listTokens: async () => [],
+        revokeToken: async () => {
+          throw new Error('not used');
+        },
       },
       bodyLimitBytes: 1024,
       // error level: the 500 is logged, access lines (info) are not.

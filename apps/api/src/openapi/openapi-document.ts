@@ -1,6 +1,7 @@
 import { ErrorCode, OPERATION_TAGS, PLANTS_PAGE_DEFAULT_LIMIT, SCOPE_DESCRIPTIONS, SCOPES } from '@plant-store/schema';
 import {
   AUTHENTICATION_REQUIRED_MESSAGE,
+  EXPIRED_TOKEN_MESSAGE,
   INVALID_TOKEN_MESSAGE,
   MISSING_SCHEME_MESSAGE,
   REALM,
@@ -30,12 +31,13 @@ export interface OpenApiDocumentOptions {
  */
 export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenApiDocumentOptions): OpenApiDocument {
   const unauthorized = {
-    description: 'No bearer token, or one that is not valid (unknown or revoked). `error` is 401.',
+    description: 'No bearer token, or one that is not valid (unknown, revoked or expired). `error` is 401.',
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
     content: errorContent([ErrorCode.NotAuthenticated], {
       missing: errorExample(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, 'No Authorization header'),
       scheme: errorExample(ErrorCode.NotAuthenticated, MISSING_SCHEME_MESSAGE, 'No Bearer scheme word'),
       invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
+      expired: errorExample(ErrorCode.NotAuthenticated, EXPIRED_TOKEN_MESSAGE, 'Expired token'),
     }),
   };
 
@@ -55,7 +57,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
         '- **Other paths and methods:** paths match exactly: case-sensitive, and a trailing slash makes another path (`/PLANTS` and `/plants/1/` answer 404). An unknown path answers 404 for every method, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
-        `- **Authentication:** \`Authorization: Bearer <token>\`; tokens carry the scopes ${listed(SCOPES.map((scope) => `\`${scope}\``))}.`,
+        `- **Authentication:** \`Authorization: Bearer <token>\`; tokens carry the scopes ${listed(SCOPES.map((scope) => `\`${scope}\``))}. A token with \`tokens:manage\` issues, lists and revokes tokens under \`/tokens\`; a token may expire (\`expiresAt\`), and is refused from that instant with 401 \`error="invalid_token"\`.`,
         '- **Webhooks:** register a receiver with `POST /webhooks` (scope `webhooks:manage`); every plant created is then POSTed to it, signed as Standard Webhooks specify (see `webhooks` below, `/plant/webhook`), delivered at least once with retries. Its deliveries and their attempts are listed under `GET /webhooks/{id}/deliveries`.',
         "- **Request ids:** every response carries `X-Request-Id`: the one the request sent, when it is 1-128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Quote it when reporting a problem; it is in the service's logs.",
       ].join('\n'),
@@ -162,7 +164,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: `An opaque token (\`pst_...\`) issued with \`pnpm run token create\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\` (${SCOPE_DESCRIPTIONS[scope]})`).join(', ')}.`,
+          description: `An opaque token (\`pst_...\`) issued with \`POST /tokens\` (scope \`tokens:manage\`) or \`pnpm run token create\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\` (${SCOPE_DESCRIPTIONS[scope]})`).join(', ')}.`,
         },
       },
     },

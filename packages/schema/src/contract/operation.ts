@@ -10,6 +10,7 @@ export type SuccessStatus = 200 | 201 | 202 | 204;
 export const OPERATION_TAGS = {
   plants: 'The plants in the store',
   webhooks: 'Receivers of plant-created events, and their deliveries',
+  tokens: 'Bearer tokens: issued, listed and revoked by an administrator token',
 } as const;
 
 /**
