@@ -5,6 +5,7 @@ import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
 import { handleErrors } from './middleware/handle-errors.js';
+import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { addDocsRoutes } from './routes/docs.js';
@@ -46,6 +47,8 @@ export interface AppDependencies {
   readonly serveMetrics?: boolean;
   /** Server spans for requests, database spans under them. Absent: tracing is off. */
   readonly tracing?: Tracing;
+  /** Per-token rate limits. Absent: no request is limited (unit tests). */
+  readonly rateLimits?: TokenRateLimits;
   /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
@@ -85,6 +88,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     {
       auth: { authenticate: deps.db.authenticateToken, recordUse: deps.db.recordTokenUse },
       bodyLimitBytes: deps.bodyLimitBytes,
+      rateLimits: deps.rateLimits,
     },
   );
   addOpenApiRoute(

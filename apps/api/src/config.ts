@@ -1,6 +1,8 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
+import { TOKEN_RATE_LIMIT_MAX_REQUESTS, TOKEN_RATE_LIMIT_MAX_SECONDS } from '@plant-store/schema';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { parseRateLimitPolicy, type RateLimitPolicy } from './rate-limits/rate-limit-policy.js';
 import {
   DEFAULT_SERVICE_NAME,
   OTLP_PROTOCOLS,
@@ -113,6 +115,29 @@ const EnvSchema = v.object({
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
   // Tokens (see docs/tokens.md): how often each process writes the last-use times it collected.
   TOKEN_LAST_USED_FLUSH_SECONDS: v.optional(integerVariable('TOKEN_LAST_USED_FLUSH_SECONDS', 1, 3_600), '60'),
+  // Rate limits (see docs/tokens.md#rate-limits): the limit of a token without one of its own, and
+  // where the counts are shared.
+  TOKEN_RATE_LIMIT: v.optional(
+    parsedVariable('TOKEN_RATE_LIMIT', (text) =>
+      text === 'off'
+        ? null
+        : parseRateLimitPolicy(text, {
+            requests: TOKEN_RATE_LIMIT_MAX_REQUESTS,
+            perSeconds: TOKEN_RATE_LIMIT_MAX_SECONDS,
+          }),
+    ),
+    '1000/10',
+  ),
+  REDIS_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'REDIS_URL must be a redis:// or rediss:// URL')),
+  ),
+  REDIS_KEY_PREFIX: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z0-9:._-]{1,64}$/, 'REDIS_KEY_PREFIX must be 1-64 letters, digits, ":", ".", "_" or "-"'),
+    ),
+    'plant-store',
+  ),
   // Traces: the standard OpenTelemetry variables (see the README's Traces section).
   OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
   OTEL_TRACES_EXPORTER: v.optional(
@@ -220,10 +245,14 @@ export interface WebhooksConfig
   readonly retentionDays: number;
 }
 
-/** Bearer tokens: how their use is recorded. */
+/** Bearer tokens: how their use is recorded, and how they are limited. */
 export interface TokensConfig {
   /** How often this process writes the last-use times it collected: the precision of `lastUsedAt`. */
   readonly lastUsedFlushMs: number;
+  /** The limit of a token without one of its own; null (`off`): such tokens are not limited. */
+  readonly defaultRateLimit: RateLimitPolicy | null;
+  /** Where the counts are shared by every replica; absent: each process counts alone. */
+  readonly redis?: { readonly url: string; readonly keyPrefix: string };
 }
 
 export class ConfigError extends Error {
@@ -296,7 +325,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perWebhookConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
       perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
     },
-    tokens: { lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000 },
+    tokens: {
+      lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000,
+      defaultRateLimit: parsed.TOKEN_RATE_LIMIT,
+      ...(parsed.REDIS_URL === undefined
+        ? {}
+        : { redis: { url: parsed.REDIS_URL, keyPrefix: parsed.REDIS_KEY_PREFIX } }),
+    },
   };
 }
 

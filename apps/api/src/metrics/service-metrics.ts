@@ -1,5 +1,5 @@
 import type { ObserveDatabaseCall } from '@plant-store/db';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptResult as WebhookAttemptResult } from '../webhooks/dispatcher.js';
 
 /**
@@ -46,10 +46,25 @@ export interface ServiceMetrics {
 export interface ServiceMetricsOptions {
   /** Lines the log has dropped so far (its destination did not keep up): `log_lines_dropped_total`. */
   readonly droppedLogLines?: () => number;
+  /** With REDIS_URL: whether the rate-limit counts are shared through Redis now: `rate_limits_shared`. */
+  readonly rateLimitsShared?: () => boolean;
 }
 
-export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions = {}): ServiceMetrics {
+export function createServiceMetrics({
+  droppedLogLines,
+  rateLimitsShared,
+}: ServiceMetricsOptions = {}): ServiceMetrics {
   const registry = new Registry();
+  if (rateLimitsShared) {
+    new Gauge({
+      name: 'rate_limits_shared',
+      help: 'With REDIS_URL: 1 while rate-limit counts are shared through Redis, 0 while this process counts alone (Redis unreachable).',
+      registers: [registry],
+      collect() {
+        this.set(rateLimitsShared() ? 1 : 0);
+      },
+    });
+  }
   if (droppedLogLines) {
     new Counter({
       name: 'log_lines_dropped_total',
