@@ -27,6 +27,7 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
   return {
     authenticateToken: async (token) => (token === TOKEN ? record : null),
     recordTokenUse: () => {},
+    knowsToken: () => false,
     createPlant: async (plant) => ({ plant, created: true }),
     findPlant: async () => null,
     listPlants: async () => ({ plants: [], hasMore: false }),
@@ -88,7 +89,7 @@ const REPOSITORY_FAILURES = {
 const REPOSITORY_ROUTES: ReadonlyArray<{
   readonly method: string;
   readonly path: string;
-  readonly call: Exclude<keyof AppDependencies['db'], 'authenticateToken' | 'recordTokenUse' | 'ping'>;
+  readonly call: Exclude<keyof AppDependencies['db'], 'authenticateToken' | 'recordTokenUse' | 'knowsToken' | 'ping'>;
   readonly body?: string;
 }> = [
   { method: 'GET', path: '/plants', call: 'listPlants' },

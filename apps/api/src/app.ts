@@ -4,6 +4,7 @@ import Koa from 'koa';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import type { FailedAuthenticationLimit } from './middleware/bearer-auth.js';
 import { handleErrors } from './middleware/handle-errors.js';
 import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
@@ -28,6 +29,7 @@ export interface AppDependencies {
     | 'deletePlant'
     | 'authenticateToken'
     | 'recordTokenUse'
+    | 'knowsToken'
     | 'issueToken'
     | 'listTokens'
     | 'revokeToken'
@@ -49,6 +51,8 @@ export interface AppDependencies {
   readonly tracing?: Tracing;
   /** Per-token rate limits. Absent: no request is limited (unit tests). */
   readonly rateLimits?: TokenRateLimits;
+  /** The limit on failed authentications per client address. Absent: none (unit tests). */
+  readonly failedAuthentications?: Omit<FailedAuthenticationLimit, 'knows'>;
   /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
@@ -86,7 +90,11 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     router,
     { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }), ...tokenHandlers(deps) },
     {
-      auth: { authenticate: deps.db.authenticateToken, recordUse: deps.db.recordTokenUse },
+      auth: {
+        authenticate: deps.db.authenticateToken,
+        recordUse: deps.db.recordTokenUse,
+        failures: deps.failedAuthentications && { ...deps.failedAuthentications, knows: deps.db.knowsToken },
+      },
       bodyLimitBytes: deps.bodyLimitBytes,
       rateLimits: deps.rateLimits,
     },

@@ -131,6 +131,14 @@ const EnvSchema = v.object({
   REDIS_URL: v.optional(
     v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'REDIS_URL must be a redis:// or rediss:// URL')),
   ),
+  // Failed authentications per client address (see docs/tokens.md#failed-authentications).
+  AUTH_FAILURE_LIMIT: v.optional(
+    parsedVariable('AUTH_FAILURE_LIMIT', (text) =>
+      text === 'off' ? null : parseRateLimitPolicy(text, { requests: 1_000_000, perSeconds: 86_400 }),
+    ),
+    '20/60',
+  ),
+  TRUST_PROXY_HOPS: v.optional(integerVariable('TRUST_PROXY_HOPS', 0, 10), '0'),
   REDIS_KEY_PREFIX: v.optional(
     v.pipe(
       v.string(),
@@ -253,6 +261,13 @@ export interface TokensConfig {
   readonly defaultRateLimit: RateLimitPolicy | null;
   /** Where the counts are shared by every replica; absent: each process counts alone. */
   readonly redis?: { readonly url: string; readonly keyPrefix: string };
+  /**
+   * Failed authentications an address may have per window before tokens this process has not seen
+   * authenticate are refused from it (429) without a lookup; null (`off`): no limit.
+   */
+  readonly authFailureLimit: RateLimitPolicy | null;
+  /** Proxies in front whose X-Forwarded-For entries name the client (0: the peer is the client). */
+  readonly trustedProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -328,6 +343,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokens: {
       lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000,
       defaultRateLimit: parsed.TOKEN_RATE_LIMIT,
+      authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
+      trustedProxyHops: parsed.TRUST_PROXY_HOPS,
       ...(parsed.REDIS_URL === undefined
         ? {}
         : { redis: { url: parsed.REDIS_URL, keyPrefix: parsed.REDIS_KEY_PREFIX } }),

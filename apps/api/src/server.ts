@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { type Database, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
+import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
 import type { Logger, LogOutput } from './logger.js';
@@ -24,6 +25,8 @@ const RETENTION_BATCH_SIZE = 500;
 const RETENTION_MAX_BATCHES_PER_RUN = 20;
 /** How long a start waits for Redis before serving with per-process limits (it goes on trying). */
 const REDIS_READY_WAIT_MS = 2_000;
+/** Client addresses whose failed authentications are remembered at once (about 100 bytes each). */
+const AUTH_FAILURE_MAX_ADDRESSES = 10_000;
 
 export interface RunningServer {
   /** `http://host:port` as bound (the real port when PORT=0). */
@@ -122,6 +125,28 @@ async function startServing(
           log,
         })
       : undefined;
+  const { authFailureLimit, trustedProxyHops } = config.tokens;
+  const failedAuthentications =
+    authFailureLimit === null
+      ? undefined
+      : {
+          limiter: createAuthFailureLimiter({
+            maxFailures: authFailureLimit.requests,
+            windowMs: authFailureLimit.perSeconds * 1000,
+            maxAddresses: AUTH_FAILURE_MAX_ADDRESSES,
+          }),
+          trustedProxyHops,
+          // Once per address and window: which client is sending tokens that do not work.
+          onBlocked: (address: string) =>
+            log.warn(
+              {
+                clientAddress: address,
+                failures: authFailureLimit.requests,
+                windowSeconds: authFailureLimit.perSeconds,
+              },
+              'failed authentications over the limit: unknown tokens from this address are refused until the window ends',
+            ),
+        };
   // Shared limits from the first request: a replica that counted alone at first would let a
   // token past its limit. Redis away: serve anyway, each process limiting alone (logged).
   await rateLimiter.ready(REDIS_READY_WAIT_MS);
@@ -130,6 +155,7 @@ async function startServing(
     bodyLimitBytes: config.bodyLimitBytes,
     log,
     rateLimits: { limiter: rateLimiter, defaultPolicy: config.tokens.defaultRateLimit },
+    ...(failedAuthentications === undefined ? {} : { failedAuthentications }),
     webhooks: { urlPolicy: { allowPrivateNetworks: delivery.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
     ...(tracing ? { tracing } : {}),

@@ -1,8 +1,10 @@
 import type { AuthenticatedToken } from '@plant-store/db';
 import { ErrorCode, type Scope } from '@plant-store/schema';
 import type { Middleware } from 'koa';
+import type { AuthFailureLimiter } from '../auth/auth-failure-limiter.js';
+import { clientAddress } from '../auth/client-address.js';
 import { ApiError } from '../http/api-error.js';
-import type { AppState } from '../http/app-state.js';
+import type { AppContext, AppState } from '../http/app-state.js';
 
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
@@ -13,6 +15,10 @@ export const MISSING_SCHEME_MESSAGE =
   'the Authorization header lacks the Bearer scheme: send Authorization: Bearer <token>';
 export const INVALID_TOKEN_MESSAGE = 'the bearer token is invalid or has been revoked';
 export const EXPIRED_TOKEN_MESSAGE = 'the bearer token has expired';
+
+export function tooManyFailuresMessage(retryAfterSeconds: number): string {
+  return `too many failed authentications from this address; retry after ${retryAfterSeconds} s`;
+}
 
 export function missingScopeMessage(scope: string): string {
   return `this token lacks the ${scope} scope`;
@@ -30,6 +36,22 @@ export interface BearerAuthOptions {
   readonly authenticate: AuthenticateToken;
   /** Called for every request a valid token authenticates: its last-used time (written in batches). */
   readonly recordUse?: (tokenId: string) => void;
+  /** The limit on failed authentications per client address; absent: none (unit tests). */
+  readonly failures?: FailedAuthenticationLimit | undefined;
+}
+
+export interface FailedAuthenticationLimit {
+  readonly limiter: AuthFailureLimiter;
+  /** Proxies in front of the service whose X-Forwarded-For entries are trusted (see clientAddress). */
+  readonly trustedProxyHops: number;
+  /**
+   * Whether this process has seen `token` authenticate (no query): such a token is still looked
+   * up for an address over its limit, so that a shared address (NAT, a proxy) does not lock out
+   * the teams whose tokens work.
+   */
+  readonly knows: (token: string) => boolean;
+  /** An address has just used up its budget (once per window): a log line. */
+  readonly onBlocked?: (address: string) => void;
 }
 
 /** The bearer token in an Authorization header value, or null when it is not a bearer credential. */
@@ -54,7 +76,10 @@ function invalidToken(message: string): ApiError {
  * an unauthenticated caller learns nothing about validation. Expiry is judged against the clock
  * on every request, cached records included: an expired token fails at once on every replica.
  */
-export function bearerAuth({ authenticate, recordUse }: BearerAuthOptions, scope: Scope): Middleware<AppState> {
+export function bearerAuth(
+  { authenticate, recordUse, failures }: BearerAuthOptions,
+  scope: Scope,
+): Middleware<AppState> {
   return async (ctx, next) => {
     const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
@@ -70,9 +95,14 @@ export function bearerAuth({ authenticate, recordUse }: BearerAuthOptions, scope
       });
     }
     const token = parseBearerToken(header);
+    // An address over its failure budget gets no lookup (no query) for a token this process has not
+    // seen authenticate: a flood of made-up tokens costs a hash and a map lookup each, not a query.
+    if (failures !== undefined) refuseOverLimit(ctx, failures, token);
     const record = token === null ? null : await authenticate(token);
-    if (record === null) throw invalidToken(INVALID_TOKEN_MESSAGE);
-    if (hasExpired(record, Date.now())) throw invalidToken(EXPIRED_TOKEN_MESSAGE);
+    if (record === null || hasExpired(record, Date.now())) {
+      if (failures !== undefined) countFailure(ctx, failures);
+      throw invalidToken(record === null ? INVALID_TOKEN_MESSAGE : EXPIRED_TOKEN_MESSAGE);
+    }
     // Named in the access line and the metrics from here on, whatever the answer.
     ctx.state.token = record;
     recordUse?.(record.id);
@@ -83,4 +113,21 @@ export function bearerAuth({ authenticate, recordUse }: BearerAuthOptions, scope
     }
     await next();
   };
+}
+
+/** The 429 for an address over its failure budget, unless the token is one this process knows. */
+function refuseOverLimit(ctx: AppContext, failures: FailedAuthenticationLimit, token: string | null): void {
+  // Nothing remembered (the usual case): no address to work out.
+  if (failures.limiter.size() === 0) return;
+  const blockedForMs = failures.limiter.blockedForMs(clientAddress(ctx, failures.trustedProxyHops));
+  if (blockedForMs === 0 || (token !== null && failures.knows(token))) return;
+  const retryAfter = Math.max(1, Math.ceil(blockedForMs / 1000));
+  throw new ApiError(ErrorCode.TooManyRequests, tooManyFailuresMessage(retryAfter), {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
+function countFailure(ctx: AppContext, failures: FailedAuthenticationLimit): void {
+  const address = clientAddress(ctx, failures.trustedProxyHops);
+  if (failures.limiter.recordFailure(address)) failures.onBlocked?.(address);
 }

@@ -202,6 +202,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
       db: {
         authenticateToken: async () => record,
         recordTokenUse: () => {},
+        knowsToken: () => false,
         createPlant: async () => {
           throw new Error('not used');
         },

@@ -5,6 +5,7 @@ import {
   INVALID_TOKEN_MESSAGE,
   MISSING_SCHEME_MESSAGE,
   REALM,
+  tooManyFailuresMessage,
 } from '../middleware/bearer-auth.js';
 import { overLimitMessage } from '../middleware/limit-token-rate.js';
 import { EXAMPLE_NEXT_AFTER } from './examples.js';
@@ -56,7 +57,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         '',
         "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
         '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 429 too many requests (retry after `Retry-After` seconds), 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
-        '- **Rate limits:** each token may send a number of requests per window: its own `rateLimit`, else the service\'s default. Every answer to an authenticated request carries the `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (`RateLimit-Policy: "token";q=1000;w=10`, `RateLimit: "token";r=998;t=7`: quota, window, remaining and seconds until the window ends); over the limit the answer is 429 with `Retry-After`. With several replicas the limit is shared through Redis when the service is configured with it.',
+        '- **Rate limits:** each token may send a number of requests per window: its own `rateLimit`, else the service\'s default. Every answer to an authenticated request carries the `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (`RateLimit-Policy: "token";q=1000;w=10`, `RateLimit: "token";r=998;t=7`: quota, window, remaining and seconds until the window ends); over the limit the answer is 429 with `Retry-After`. With several replicas the limit is shared through Redis when the service is configured with it. An address with too many failed authentications (20 a minute by default) is answered 429 for tokens that replica has not seen work, until its window ends.',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
         '- **Other paths and methods:** paths match exactly: case-sensitive, and a trailing slash makes another path (`/PLANTS` and `/plants/1/` answer 404). An unknown path answers 404 for every method, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
         `- **Authentication:** \`Authorization: Bearer <token>\`; tokens carry the scopes ${listed(SCOPES.map((scope) => `\`${scope}\``))}. A token with \`tokens:manage\` issues, lists and revokes tokens under \`/tokens\`; a token may expire (\`expiresAt\`), and is refused from that instant with 401 \`error="invalid_token"\`.`,
@@ -158,7 +159,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         Unauthorized: unauthorized,
         TooManyRequests: {
           description:
-            "Too many requests: the token is over its rate limit (its own, else the service's default). Retry after `Retry-After` seconds. `error` is 429.",
+            "Too many requests: the token is over its rate limit (its own, else the service's default; the answer then carries the RateLimit fields), or the client's address has had too many failed authentications and sent a token this replica has not seen work. Retry after `Retry-After` seconds. `error` is 429.",
           headers: {
             'Retry-After': ref('headers/Retry-After'),
             'RateLimit-Policy': ref('headers/RateLimit-Policy'),
@@ -169,6 +170,11 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
               ErrorCode.TooManyRequests,
               overLimitMessage({ requests: 1000, perSeconds: 10 }, 7),
               'Over the token’s rate limit',
+            ),
+            address: errorExample(
+              ErrorCode.TooManyRequests,
+              tooManyFailuresMessage(42),
+              'Too many failed authentications from the address',
             ),
           }),
         },
