@@ -134,70 +134,70 @@ describe('TOKEN_RATE_LIMIT=off', () => {
 describe.skipIf(!testEngines().includes('postgres') || testRedisUrl() === undefined)(
   'two replicas on one database (PostgreSQL, Redis)',
   () => {
+    // Registered as soon as each is made: they run even when the test times out.
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+    });
+
     it('share a token’s limit through Redis; without Redis each process limits alone', {
       timeout: 120_000,
     }, async () => {
       const storage = await createTestStorage('postgres', { migrated: true });
-      const processes: Array<{ kill(): Promise<void> }> = [];
-      try {
-        const base = {
-          DATABASE_URL: storage.databaseUrl ?? '',
-          DATA_DIR: storage.dataDir,
-          NODE_ENV: 'production',
-          TOKEN_RATE_LIMIT: '1000/10',
-        };
-        // A prefix of this run's own: parallel runs (other checkouts) never share counters.
-        const shared = { ...base, REDIS_URL: testRedisUrl() ?? '', REDIS_KEY_PREFIX: `test-${randomUUID()}` };
-        const starting = [
-          startServiceProcess(shared),
-          startServiceProcess(shared),
-          startServiceProcess(base),
-          startServiceProcess(base),
-        ];
-        for (const service of starting) processes.push({ kill: () => service.then((started) => started.kill()) });
-        const [sharedA, sharedB, aloneA, aloneB] = await Promise.all(starting);
-        const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
-        const limit = { requests: 10, perSeconds: 60 };
-        const withRedis = (await db.issueToken({ name: 'replicated', scopes: ['plants:read'], rateLimit: limit }))
-          .token;
-        const withoutRedis = (await db.issueToken({ name: 'per-process', scopes: ['plants:read'], rateLimit: limit }))
-          .token;
-        await db.close();
+      cleanups.push(() => storage.dispose());
+      const base = {
+        DATABASE_URL: storage.databaseUrl ?? '',
+        DATA_DIR: storage.dataDir,
+        NODE_ENV: 'production',
+        TOKEN_RATE_LIMIT: '1000/10',
+      };
+      // A prefix of this run's own: parallel runs (other checkouts) never share counters.
+      const shared = { ...base, REDIS_URL: testRedisUrl() ?? '', REDIS_KEY_PREFIX: `test-${randomUUID()}` };
+      const starting = [
+        startServiceProcess(shared),
+        startServiceProcess(shared),
+        startServiceProcess(base),
+        startServiceProcess(base),
+      ];
+      for (const service of starting) cleanups.push(() => service.then((started) => started.kill()));
+      const [sharedA, sharedB, aloneA, aloneB] = await Promise.all(starting);
+      const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
+      const limit = { requests: 10, perSeconds: 60 };
+      const withRedis = (await db.issueToken({ name: 'replicated', scopes: ['plants:read'], rateLimit: limit })).token;
+      const withoutRedis = (await db.issueToken({ name: 'per-process', scopes: ['plants:read'], rateLimit: limit }))
+        .token;
+      await db.close();
 
-        /** 30 requests alternated between the two replicas: how many each accepted and refused. */
-        async function alternate(urls: readonly [string, string], token: string) {
-          const counts = urls.map(() => ({ accepted: 0, refused: 0, other: 0 }));
-          for (let index = 0; index < 30; index++) {
-            const replica = index % 2;
-            const { status } = await request(urls[replica] ?? '', '/plants', { token });
-            const count = counts[replica];
-            if (count === undefined) continue;
-            if (status === 200) count.accepted++;
-            else if (status === 429) count.refused++;
-            else count.other++;
-          }
-          return counts;
+      /** 30 requests alternated between the two replicas: how many each accepted and refused. */
+      async function alternate(urls: readonly [string, string], token: string) {
+        const counts = urls.map(() => ({ accepted: 0, refused: 0, other: 0 }));
+        for (let index = 0; index < 30; index++) {
+          const replica = index % 2;
+          const { status } = await request(urls[replica] ?? '', '/plants', { token });
+          const count = counts[replica];
+          if (count === undefined) continue;
+          if (status === 200) count.accepted++;
+          else if (status === 429) count.refused++;
+          else count.other++;
         }
-        const sharedCounts = await alternate([sharedA?.url ?? '', sharedB?.url ?? ''], withRedis);
-        const aloneCounts = await alternate([aloneA?.url ?? '', aloneB?.url ?? ''], withoutRedis);
-        const describeCounts = (counts: typeof sharedCounts) =>
-          counts.map((count, index) => `replica ${index + 1}: ${count.accepted} accepted, ${count.refused} refused`);
-        const total = (counts: typeof sharedCounts) => counts.reduce((sum, count) => sum + count.accepted, 0);
-        console.log(
-          [
-            `limit ${limit.requests} requests per ${limit.perSeconds} s, 30 requests alternated between two replicas:`,
-            `  with REDIS_URL:    ${describeCounts(sharedCounts).join('; ')}; accepted in all: ${total(sharedCounts)}`,
-            `  without REDIS_URL: ${describeCounts(aloneCounts).join('; ')}; accepted in all: ${total(aloneCounts)}`,
-          ].join('\n'),
-        );
-        expect(sharedCounts.map((count) => count.other)).toEqual([0, 0]);
-        expect(total(sharedCounts)).toBe(limit.requests);
-        // Each process counts alone: each accepts the whole limit.
-        expect(aloneCounts.map((count) => count.accepted)).toEqual([limit.requests, limit.requests]);
-      } finally {
-        for (const service of processes) await service.kill().catch(() => {});
-        await storage.dispose();
+        return counts;
       }
+      const sharedCounts = await alternate([sharedA?.url ?? '', sharedB?.url ?? ''], withRedis);
+      const aloneCounts = await alternate([aloneA?.url ?? '', aloneB?.url ?? ''], withoutRedis);
+      const describeCounts = (counts: typeof sharedCounts) =>
+        counts.map((count, index) => `replica ${index + 1}: ${count.accepted} accepted, ${count.refused} refused`);
+      const total = (counts: typeof sharedCounts) => counts.reduce((sum, count) => sum + count.accepted, 0);
+      console.log(
+        [
+          `limit ${limit.requests} requests per ${limit.perSeconds} s, 30 requests alternated between two replicas:`,
+          `  with REDIS_URL:    ${describeCounts(sharedCounts).join('; ')}; accepted in all: ${total(sharedCounts)}`,
+          `  without REDIS_URL: ${describeCounts(aloneCounts).join('; ')}; accepted in all: ${total(aloneCounts)}`,
+        ].join('\n'),
+      );
+      expect(sharedCounts.map((count) => count.other)).toEqual([0, 0]);
+      expect(total(sharedCounts)).toBe(limit.requests);
+      // Each process counts alone: each accepts the whole limit.
+      expect(aloneCounts.map((count) => count.accepted)).toEqual([limit.requests, limit.requests]);
     });
   },
 );
