@@ -12,6 +12,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomReadId } from './bench-plants.js';
 import { createBenchStorage } from './bench-storage.js';
+import { type CpuShare, startCpuWindow } from './cpu-usage.js';
 import { type Cleanups, gitCommit } from './entry-point.js';
 import { type Column, formatColumns, formatMs, formatRate } from './figures.js';
 import { measureHttp } from './http-load.js';
@@ -43,6 +44,9 @@ interface FloodResult {
 interface RoundResult {
   readonly alone: Measurement;
   readonly flooded: Measurement;
+  /** CPU over each measured window: the service, the flood's process, the whole machine. */
+  readonly aloneCpu: CpuShare;
+  readonly floodedCpu: CpuShare;
   readonly flood: FloodResult;
   /** Token lookups that reached the database during the flood (the service's own metric). */
   readonly lookups: number;
@@ -127,6 +131,7 @@ const COLUMNS: readonly Column[] = [
   ['flood req/s', 'right'],
   ['flood answers', 'left'],
   ['token lookups', 'right'],
+  ['CPU % svc/flood/all', 'right'],
 ];
 
 function tableRows(engine: Engine, limit: LimitName, runs: readonly RoundResult[]): string[][] {
@@ -154,8 +159,15 @@ function tableRows(engine: Engine, limit: LimitName, runs: readonly RoundResult[
       .map(([status, count]) => `${status}: ${count}`)
       .join(', '),
   );
+  const cpu = (pick: (run: RoundResult) => CpuShare) =>
+    (['server', 'loadGenerator', 'machine'] as const)
+      .map((side) => {
+        const values = runs.map((run) => pick(run)[side]).filter((value) => value !== null);
+        return values.length === 0 ? '-' : String(Math.round(median(values)));
+      })
+      .join('/');
   return [
-    [engine, limit, 'alone', ...load((run) => run.alone), '', '', '', ''],
+    [engine, limit, 'alone', ...load((run) => run.alone), '', '', '', '', cpu((run) => run.aloneCpu)],
     [
       engine,
       limit,
@@ -174,6 +186,7 @@ function tableRows(engine: Engine, limit: LimitName, runs: readonly RoundResult[
         runs.map((run) => run.lookups),
         formatRate,
       ),
+      cpu((run) => run.floodedCpu),
     ],
   ];
 }
@@ -215,13 +228,17 @@ async function floodRound(
       const measure = (seconds: number) =>
         measureHttp(reads, AUTHENTICATED_CONNECTIONS, { seconds }, options.authenticatedRate);
       if (options.warmupSeconds > 0) await measure(options.warmupSeconds);
+      const aloneWindow = await startCpuWindow({ serverPid: service.pid, generatorPid: undefined });
       const alone = await measure(options.durationSeconds);
+      const aloneCpu = await aloneWindow.stop();
       const lookupsBefore = await tokenLookups(service.url);
       const flooding = runFlood(options, service.url, options.warmupSeconds + options.durationSeconds + 1);
       // The flood first reaches its rate (and, limited, its address its limit), then the reads are measured.
       await new Promise((resolve) => setTimeout(resolve, options.warmupSeconds * 1000));
+      const floodedWindow = await startCpuWindow({ serverPid: service.pid, generatorPid: flooding.pid });
       const flooded = await measure(options.durationSeconds);
-      const flood = await flooding;
+      const floodedCpu = await floodedWindow.stop();
+      const flood = await flooding.result;
       const lookups = (await tokenLookups(service.url)) - lookupsBefore;
       for (const measurement of [alone, flooded]) {
         if (measurement.unexpected > 0 || measurement.errors > 0) {
@@ -230,7 +247,7 @@ async function floodRound(
           );
         }
       }
-      return { alone, flooded, flood, lookups };
+      return { alone, flooded, aloneCpu, floodedCpu, flood, lookups };
     } finally {
       await stopService();
     }
@@ -240,8 +257,13 @@ async function floodRound(
 }
 
 /** The flood, in a process of its own (flood/bogus-token-flood.ts), for `seconds`. */
-function runFlood(options: BenchOptions, url: string, seconds: number): Promise<FloodResult> {
-  return new Promise((resolve, reject) => {
+function runFlood(
+  options: BenchOptions,
+  url: string,
+  seconds: number,
+): { readonly pid: number | undefined; readonly result: Promise<FloodResult> } {
+  let pid: number | undefined;
+  const result = new Promise<FloodResult>((resolve, reject) => {
     const child = spawn(
       process.execPath,
       [
@@ -255,6 +277,7 @@ function runFlood(options: BenchOptions, url: string, seconds: number): Promise<
       ],
       { cwd: options.apiRoot, env: { ...options.childEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    pid = child.pid;
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -273,6 +296,7 @@ function runFlood(options: BenchOptions, url: string, seconds: number): Promise<
       }
     });
   });
+  return { pid, result };
 }
 
 /** `db_call_duration_seconds_count` of `authenticateToken`: lookups the token cache did not answer. */
