@@ -8,6 +8,8 @@ export interface BenchRequest {
   /** Path and query, e.g. `/plants/42` or `/plants?limit=20&after=7`. */
   readonly path: string;
   readonly body?: string;
+  /** Headers of this request alone (a token of its own), over the load's. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface HttpLoad {
@@ -21,12 +23,14 @@ export interface HttpLoad {
 
 /**
  * `load` from `concurrency` keep-alive connections, one request in flight on each, for `seconds`,
- * or until `amount` requests have been answered.
+ * or until `amount` requests have been answered; with `ratePerSecond`, no faster than that in all
+ * (autocannon's overallRate), else as fast as the answers come.
  */
 export function measureHttp(
   load: HttpLoad,
   concurrency: number,
   limit: { readonly seconds: number } | { readonly amount: number },
+  ratePerSecond?: number,
 ): Promise<Measurement> {
   const latencyUs = createHistogram();
   const authorization: Record<string, string> =
@@ -38,6 +42,7 @@ export function measureHttp(
         connections: concurrency,
         pipelining: 1,
         ...('seconds' in limit ? { duration: limit.seconds } : { amount: limit.amount }),
+        ...(ratePerSecond === undefined ? {} : { overallRate: ratePerSecond }),
         requests: [
           {
             setupRequest: (request) => {
@@ -45,10 +50,10 @@ export function measureHttp(
               request.method = next.method;
               request.path = next.path;
               if (next.body === undefined) {
-                request.headers = authorization;
+                request.headers = next.headers === undefined ? authorization : { ...authorization, ...next.headers };
                 delete request.body;
               } else {
-                request.headers = { ...authorization, 'content-type': 'application/json' };
+                request.headers = { ...authorization, 'content-type': 'application/json', ...next.headers };
                 request.body = next.body;
               }
               return request;

@@ -34,6 +34,12 @@ export interface BenchOptions {
   readonly apiRoot: string;
   /** The only variables the bench passes on to the processes it starts. */
   readonly childEnv: Readonly<Record<string, string>>;
+  /** Run the bogus-token flood scenario (bogus-flood.ts) instead of the sweep. */
+  readonly bogusFlood: boolean;
+  /** That scenario's flood: made-up tokens per second, from one address. */
+  readonly floodRate: number;
+  /** That scenario's authenticated reads per second, measured alone and under the flood. */
+  readonly authenticatedRate: number;
 }
 
 export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant-store/api bench [options])
@@ -50,7 +56,13 @@ export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant
   --tracing LIST         also measure the service with tracing on (spans to a local OTLP sink)
                          at these concurrencies, or off      (BENCH_TRACING, default 64)
   --service-pool-size N  the service's DATABASE_POOL_SIZE    (BENCH_SERVICE_POOL_SIZE, default: the service's)
-  --output FILE          JSON results                         (default bench/results/latest.json)
+  --bogus-flood          instead of the sweep: authenticated reads at a fixed rate alone, then under a
+                         flood of distinct made-up tokens from one address, with the failed-
+                         authentication limit on and off (see docs/performance.md)
+  --flood-rate N         that flood, requests/s               (BENCH_FLOOD_RATE, default 2000)
+  --auth-rate N          those reads, requests/s              (BENCH_AUTH_RATE, default 200)
+  --output FILE          JSON results                         (default bench/results/latest.json,
+                         bench/results/bogus-flood.json with --bogus-flood)
   --strict               exit 1 when a budget target fails
   --help                 this text`;
 
@@ -76,6 +88,9 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
       'service-pool-size': { type: 'string' },
       output: { type: 'string' },
       strict: { type: 'boolean', default: false },
+      'bogus-flood': { type: 'boolean', default: false },
+      'flood-rate': { type: 'string' },
+      'auth-rate': { type: 'string' },
     },
     strict: true,
   });
@@ -101,9 +116,16 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     servicePoolSize:
       servicePoolSize === undefined ? undefined : parseInteger(servicePoolSize, 'service-pool-size', 1, 1000),
     strict: values.strict,
-    outputFile: values.output ?? fileURLToPath(new URL('results/latest.json', import.meta.url)),
+    outputFile:
+      values.output ??
+      fileURLToPath(
+        new URL(values['bogus-flood'] ? 'results/bogus-flood.json' : 'results/latest.json', import.meta.url),
+      ),
     apiRoot: API_ROOT,
     childEnv: env.PATH === undefined ? {} : { PATH: env.PATH },
+    bogusFlood: values['bogus-flood'],
+    floodRate: parseInteger(pick(values['flood-rate'], 'BENCH_FLOOD_RATE') ?? '2000', 'flood-rate', 1, 100_000),
+    authenticatedRate: parseInteger(pick(values['auth-rate'], 'BENCH_AUTH_RATE') ?? '200', 'auth-rate', 1, 100_000),
   };
 }
 

@@ -11,8 +11,7 @@
  * (bench/results/latest.json).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   benchPlant,
@@ -23,8 +22,9 @@ import {
   READ_SET_SIZE,
   randomPageQuery,
   randomReadId,
-  readSetPlant,
 } from './bench-plants.js';
+import { type BenchStorage, createBenchStorage } from './bench-storage.js';
+import { runBogusFlood } from './bogus-flood.js';
 import { BUDGET_CONCURRENCY, evaluateBudget } from './budget.js';
 import { type DatabaseCeiling, startDatabaseCeiling, startHttpCeiling } from './ceiling-process.js';
 import type { CeilingKind } from './ceilings/ceiling-protocol.js';
@@ -37,6 +37,7 @@ import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './optio
 import type { SinkCounts } from './otlp-sink/sink-protocol.js';
 import { type OtlpSink, startOtlpSink } from './otlp-sink-process.js';
 import { readProcessMemory, sampleRss } from './process-memory.js';
+import { count200, createReadSet } from './read-set.js';
 import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
 import {
   type EngineRun,
@@ -50,7 +51,7 @@ import {
 } from './results-model.js';
 import { mergeRounds, summarizeEngines } from './rounds.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
-import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
+import { checkServer } from './throwaway-postgres.js';
 
 const cleanups = new Cleanups();
 const progress = (text: string) => process.stderr.write(`${text}\n`);
@@ -101,6 +102,8 @@ async function main(): Promise<number> {
       return 1;
     }
   }
+
+  if (options.bogusFlood) return runBogusFlood(options, cleanups);
 
   const logDir = join(dirname(options.outputFile), 'logs');
   await mkdir(logDir, { recursive: true });
@@ -354,27 +357,6 @@ async function withService(
   }
 }
 
-/** Creates the read set through the service (10,000 creates, 64 at a time); every one must be a 200. */
-async function createReadSet(url: string, token: string): Promise<number> {
-  let index = 0;
-  const measurement = await measureHttp(
-    {
-      url,
-      token,
-      nextRequest: () => ({ method: 'POST', path: '/plants', body: plantJson(readSetPlant(index++)) }),
-      expectedStatus: 200,
-    },
-    64,
-    { amount: READ_SET_SIZE },
-  );
-  if (measurement.unexpected > 0 || measurement.errors > 0 || measurement.completed < READ_SET_SIZE) {
-    throw new Error(
-      `creating the read set: ${measurement.completed} answered, statuses ${JSON.stringify(measurement.statusCodes)}, ${measurement.errors} errors`,
-    );
-  }
-  return count200(measurement);
-}
-
 /** What the sink received from one traced service run (its shutdown flushed the rest). */
 async function exportsSince(
   sink: OtlpSink,
@@ -392,30 +374,9 @@ async function exportsSince(
   };
 }
 
-interface Storage {
-  readonly env: Record<string, string>;
-  readonly url: string | undefined;
-  readonly dataDir: string;
-  readonly dispose: () => Promise<void>;
-}
-
 /** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
-async function createStorage(context: Context, engine: Engine): Promise<Storage> {
-  const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-${engine}-`));
-  const removeDir = cleanups.add(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
-  if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, url: undefined, dataDir, dispose: removeDir };
-  const database = await createBenchDatabase(context.options.serverUrl);
-  progress(`postgres: created database ${database.name}`);
-  const drop = cleanups.add(`drop database ${database.name}`, () => database.drop());
-  return {
-    env: { DATABASE_URL: database.url, DATA_DIR: dataDir },
-    url: database.url,
-    dataDir,
-    dispose: async () => {
-      await drop();
-      await removeDir();
-    },
-  };
+function createStorage(context: Context, engine: Engine): Promise<BenchStorage> {
+  return createBenchStorage(context.options.serverUrl, engine, { cleanups, progress, label: 'bench' });
 }
 
 /** The requests of a scenario: a new id for every create and invalid body, a random read otherwise. */
@@ -519,10 +480,6 @@ function record(context: Context, point: Point): void {
 function highest(peaks: readonly (number | null)[]): number | null {
   const measured = peaks.filter((peak) => peak !== null);
   return measured.length === 0 ? null : Math.max(...measured);
-}
-
-function count200(measurement: Measurement): number {
-  return measurement.statusCodes['200'] ?? 0;
 }
 
 async function servicePeak(service: ServiceProcess): Promise<number | null> {

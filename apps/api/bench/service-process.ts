@@ -75,14 +75,25 @@ function findFreePort(host: string): Promise<number> {
 }
 
 /**
+ * The rate limit of the bench's own tokens: the highest a token may have. Every request is still
+ * counted (the limiter's cost is in the numbers), but a load never meets the default limit.
+ */
+export const BENCH_RATE_LIMIT = '1000000/1';
+
+/**
  * Issues a token with the service's own command (`node dist/index.js token create`), which also
  * creates the schema: run it before the service starts (PGlite allows one process). Works for
- * both engines, so the service can run with NODE_ENV=production.
+ * both engines, so the service can run with NODE_ENV=production. Its rate limit is
+ * BENCH_RATE_LIMIT unless `rateLimit` says otherwise.
  */
 export async function issueToken(
   apiRoot: string,
   env: Readonly<Record<string, string>>,
-  { name, scopes }: { readonly name: string; readonly scopes: readonly string[] },
+  {
+    name,
+    scopes,
+    rateLimit = BENCH_RATE_LIMIT,
+  }: { readonly name: string; readonly scopes: readonly string[]; readonly rateLimit?: string },
 ): Promise<string> {
   const { stdout } = await run(
     process.execPath,
@@ -93,6 +104,8 @@ export async function issueToken(
       '--name',
       name,
       ...scopes.flatMap((scope) => ['--scope', scope]),
+      '--rate-limit',
+      rateLimit,
     ],
     { cwd: apiRoot, env: { ...env }, timeout: 120_000 },
   );

@@ -10,18 +10,18 @@
  * Prints two tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createIdSequence } from './bench-plants.js';
+import { type BenchStorage, createBenchStorage } from './bench-storage.js';
 import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { type BenchOptions, type Engine, loadBenchOptions } from './options.js';
 import { describeMachine } from './report.js';
 import type { Failure } from './results-model.js';
 import { issueToken, startService } from './service-process.js';
-import { checkServer, createBenchDatabase } from './throwaway-postgres.js';
+import { checkServer } from './throwaway-postgres.js';
 import type { ServiceApi } from './webhooks-client.js';
 import {
   type BacklogResult,
@@ -215,26 +215,9 @@ async function benchEngine(
   }
 }
 
-interface Storage {
-  readonly env: Record<string, string>;
-  readonly dispose: () => Promise<void>;
-}
-
 /** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
-async function createStorage(options: BenchOptions, engine: Engine): Promise<Storage> {
-  const dataDir = await mkdtemp(join(tmpdir(), `plant-store-bench-webhooks-${engine}-`));
-  const removeDir = cleanups.add(`delete ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }));
-  if (engine === 'pglite') return { env: { DATA_DIR: dataDir }, dispose: removeDir };
-  const database = await createBenchDatabase(options.serverUrl);
-  progress(`postgres: created database ${database.name}`);
-  const drop = cleanups.add(`drop database ${database.name}`, () => database.drop());
-  return {
-    env: { DATABASE_URL: database.url, DATA_DIR: dataDir },
-    dispose: async () => {
-      await drop();
-      await removeDir();
-    },
-  };
+function createStorage(options: BenchOptions, engine: Engine): Promise<BenchStorage> {
+  return createBenchStorage(options.serverUrl, engine, { cleanups, progress, label: 'bench-webhooks' });
 }
 
 /**

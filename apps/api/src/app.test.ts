@@ -1,7 +1,7 @@
 import { request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { DatabaseUnavailableError, type TokenRecord, WebhookLimitError } from '@plant-store/db';
+import { type AuthenticatedToken, DatabaseUnavailableError, WebhookLimitError } from '@plant-store/db';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AppDependencies, createApp, isClientGone } from './app.js';
 import { createLogger } from './logger.js';
@@ -15,17 +15,19 @@ failOnContractViolations();
 
 const TOKEN = 'pst_unit';
 const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
-const record: TokenRecord = {
+const record: AuthenticatedToken = {
   id: '00000000-0000-0000-0000-000000000000',
   name: 'unit',
-  scopes: ['plants:read', 'plants:write', 'webhooks:manage'],
-  createdAt: new Date(0),
-  revokedAt: null,
+  scopes: ['plants:read', 'plants:write', 'webhooks:manage', 'tokens:manage'],
+  expiresAt: null,
+  rateLimit: null,
 };
 
 function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies['db'] {
   return {
     authenticateToken: async (token) => (token === TOKEN ? record : null),
+    recordTokenUse: () => {},
+    knowsToken: () => false,
     createPlant: async (plant) => ({ plant, created: true }),
     findPlant: async () => null,
     listPlants: async () => ({ plants: [], hasMore: false }),
@@ -42,6 +44,13 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     deleteWebhook: async () => false,
     listDeliveries: async () => null,
     resendDelivery: async () => null,
+    issueToken: async () => {
+      throw new Error('not used');
+    },
+    listTokens: async () => [],
+    revokeToken: async () => {
+      throw new Error('not used');
+    },
     ...overrides,
   };
 }
@@ -80,7 +89,7 @@ const REPOSITORY_FAILURES = {
 const REPOSITORY_ROUTES: ReadonlyArray<{
   readonly method: string;
   readonly path: string;
-  readonly call: Exclude<keyof AppDependencies['db'], 'authenticateToken' | 'ping'>;
+  readonly call: Exclude<keyof AppDependencies['db'], 'authenticateToken' | 'recordTokenUse' | 'knowsToken' | 'ping'>;
   readonly body?: string;
 }> = [
   { method: 'GET', path: '/plants', call: 'listPlants' },
@@ -92,6 +101,9 @@ const REPOSITORY_ROUTES: ReadonlyArray<{
   { method: 'DELETE', path: `/webhooks/${WEBHOOK_ID}`, call: 'deleteWebhook' },
   { method: 'GET', path: `/webhooks/${WEBHOOK_ID}/deliveries`, call: 'listDeliveries' },
   { method: 'POST', path: `/webhooks/${WEBHOOK_ID}/deliveries/1/resend`, call: 'resendDelivery' },
+  { method: 'GET', path: '/tokens', call: 'listTokens' },
+  { method: 'POST', path: '/tokens', call: 'issueToken', body: '{"name": "ci", "scopes": ["plants:read"]}' },
+  { method: 'DELETE', path: '/tokens/ci', call: 'revokeToken' },
 ];
 
 describe('createApp error rendering', () => {

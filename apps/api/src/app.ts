@@ -4,7 +4,9 @@ import Koa from 'koa';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import type { FailedAuthenticationLimit } from './middleware/bearer-auth.js';
 import { handleErrors } from './middleware/handle-errors.js';
+import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { addDocsRoutes } from './routes/docs.js';
@@ -13,6 +15,7 @@ import { addMetricsRoute } from './routes/metrics.js';
 import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { plantHandlers } from './routes/plants.js';
+import { tokenHandlers } from './routes/tokens.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { UrlPolicy } from './webhooks/url-policy.js';
@@ -25,6 +28,11 @@ export interface AppDependencies {
     | 'listPlants'
     | 'deletePlant'
     | 'authenticateToken'
+    | 'recordTokenUse'
+    | 'knowsToken'
+    | 'issueToken'
+    | 'listTokens'
+    | 'revokeToken'
     | 'ping'
     | 'createWebhook'
     | 'listWebhooks'
@@ -41,6 +49,10 @@ export interface AppDependencies {
   readonly serveMetrics?: boolean;
   /** Server spans for requests, database spans under them. Absent: tracing is off. */
   readonly tracing?: Tracing;
+  /** Per-token rate limits. Absent: no request is limited (unit tests). */
+  readonly rateLimits?: TokenRateLimits;
+  /** The limit on failed authentications per client address. Absent: none (unit tests). */
+  readonly failedAuthentications?: Omit<FailedAuthenticationLimit, 'knows'>;
   /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
@@ -76,10 +88,15 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
   mountOperations(
     router,
-    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }) },
+    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }), ...tokenHandlers(deps) },
     {
-      authenticateToken: deps.db.authenticateToken,
+      auth: {
+        authenticate: deps.db.authenticateToken,
+        recordUse: deps.db.recordTokenUse,
+        failures: deps.failedAuthentications && { ...deps.failedAuthentications, knows: deps.db.knowsToken },
+      },
       bodyLimitBytes: deps.bodyLimitBytes,
+      rateLimits: deps.rateLimits,
     },
   );
   addOpenApiRoute(

@@ -113,6 +113,52 @@ describe('loadConfig: production and migrations', () => {
   });
 });
 
+describe('loadConfig: tokens and rate limits', () => {
+  it('limits tokens to 1000 requests per 10 s by default, per process unless REDIS_URL is set', () => {
+    expect(loadConfig({}).tokens).toEqual({
+      lastUsedFlushMs: 60_000,
+      defaultRateLimit: { requests: 1000, perSeconds: 10 },
+      authFailureLimit: { requests: 20, perSeconds: 60 },
+      trustedProxyHops: 0,
+    });
+    expect(
+      loadConfig({
+        TOKEN_RATE_LIMIT: '600/60',
+        REDIS_URL: 'redis://cache:6379/2',
+        AUTH_FAILURE_LIMIT: 'off',
+        TRUST_PROXY_HOPS: '2',
+      }).tokens,
+    ).toEqual({
+      lastUsedFlushMs: 60_000,
+      defaultRateLimit: { requests: 600, perSeconds: 60 },
+      redis: { url: 'redis://cache:6379/2', keyPrefix: 'plant-store' },
+      authFailureLimit: null,
+      trustedProxyHops: 2,
+    });
+    expect(loadConfig({ TOKEN_RATE_LIMIT: 'off', TOKEN_LAST_USED_FLUSH_SECONDS: '5' }).tokens).toMatchObject({
+      lastUsedFlushMs: 5_000,
+      defaultRateLimit: null,
+    });
+  });
+
+  it.each([
+    [{ TOKEN_RATE_LIMIT: '600' }, 'TOKEN_RATE_LIMIT must be REQUESTS/SECONDS'],
+    [
+      { TOKEN_RATE_LIMIT: '0/60' },
+      'TOKEN_RATE_LIMIT must be REQUESTS/SECONDS with 1-1000000 requests per 1-86400 seconds',
+    ],
+    [{ TOKEN_RATE_LIMIT: '10/86401' }, 'TOKEN_RATE_LIMIT must be REQUESTS/SECONDS'],
+    [{ TOKEN_RATE_LIMIT: '1000001/1' }, 'TOKEN_RATE_LIMIT must be REQUESTS/SECONDS'],
+    [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
+    [{ REDIS_KEY_PREFIX: 'has space' }, 'REDIS_KEY_PREFIX must be 1-64 letters'],
+    [{ TOKEN_LAST_USED_FLUSH_SECONDS: '0' }, 'TOKEN_LAST_USED_FLUSH_SECONDS must be an integer from 1 to 3600'],
+    [{ AUTH_FAILURE_LIMIT: '20' }, 'AUTH_FAILURE_LIMIT must be REQUESTS/SECONDS'],
+    [{ TRUST_PROXY_HOPS: '11' }, 'TRUST_PROXY_HOPS must be an integer from 0 to 10'],
+  ])('refuses %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
 describe('deploy/plant-store.env.example', () => {
   it('names every variable the service reads, and is a configuration the service accepts', async () => {
     const text = await readFile(new URL('../../../deploy/plant-store.env.example', import.meta.url), 'utf8');

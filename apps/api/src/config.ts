@@ -1,6 +1,8 @@
 import { DEFAULT_DATA_DIR } from '@plant-store/db';
+import { TOKEN_RATE_LIMIT_MAX_REQUESTS, TOKEN_RATE_LIMIT_MAX_SECONDS } from '@plant-store/schema';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { parseRateLimitPolicy, type RateLimitPolicy } from './rate-limits/rate-limit-policy.js';
 import {
   DEFAULT_SERVICE_NAME,
   OTLP_PROTOCOLS,
@@ -111,6 +113,39 @@ const EnvSchema = v.object({
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
   WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
+  // Tokens (see docs/tokens.md): how often each process writes the last-use times it collected.
+  TOKEN_LAST_USED_FLUSH_SECONDS: v.optional(integerVariable('TOKEN_LAST_USED_FLUSH_SECONDS', 1, 3_600), '60'),
+  // Rate limits (see docs/tokens.md#rate-limits): the limit of a token without one of its own, and
+  // where the counts are shared.
+  TOKEN_RATE_LIMIT: v.optional(
+    parsedVariable('TOKEN_RATE_LIMIT', (text) =>
+      text === 'off'
+        ? null
+        : parseRateLimitPolicy(text, {
+            requests: TOKEN_RATE_LIMIT_MAX_REQUESTS,
+            perSeconds: TOKEN_RATE_LIMIT_MAX_SECONDS,
+          }),
+    ),
+    '1000/10',
+  ),
+  REDIS_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'REDIS_URL must be a redis:// or rediss:// URL')),
+  ),
+  // Failed authentications per client address (see docs/tokens.md#failed-authentications).
+  AUTH_FAILURE_LIMIT: v.optional(
+    parsedVariable('AUTH_FAILURE_LIMIT', (text) =>
+      text === 'off' ? null : parseRateLimitPolicy(text, { requests: 1_000_000, perSeconds: 86_400 }),
+    ),
+    '20/60',
+  ),
+  TRUST_PROXY_HOPS: v.optional(integerVariable('TRUST_PROXY_HOPS', 0, 10), '0'),
+  REDIS_KEY_PREFIX: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z0-9:._-]{1,64}$/, 'REDIS_KEY_PREFIX must be 1-64 letters, digits, ":", ".", "_" or "-"'),
+    ),
+    'plant-store',
+  ),
   // Traces: the standard OpenTelemetry variables (see the README's Traces section).
   OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
   OTEL_TRACES_EXPORTER: v.optional(
@@ -190,6 +225,7 @@ export interface Config {
    */
   readonly metrics: 'off' | 'app' | { readonly port: number };
   readonly webhooks: WebhooksConfig;
+  readonly tokens: TokensConfig;
   /** OpenTelemetry traces: on only when an OTLP endpoint is set (see TracingConfig). */
   readonly tracing: TracingConfig;
 }
@@ -215,6 +251,23 @@ export interface WebhooksConfig
   readonly allowPrivateNetworks: boolean;
   /** Finished deliveries and events older than this many days are deleted; 0 keeps them. */
   readonly retentionDays: number;
+}
+
+/** Bearer tokens: how their use is recorded, and how they are limited. */
+export interface TokensConfig {
+  /** How often this process writes the last-use times it collected: the precision of `lastUsedAt`. */
+  readonly lastUsedFlushMs: number;
+  /** The limit of a token without one of its own; null (`off`): such tokens are not limited. */
+  readonly defaultRateLimit: RateLimitPolicy | null;
+  /** Where the counts are shared by every replica; absent: each process counts alone. */
+  readonly redis?: { readonly url: string; readonly keyPrefix: string };
+  /**
+   * Failed authentications an address may have per window before tokens this process has not seen
+   * authenticate are refused from it (429) without a lookup; null (`off`): no limit.
+   */
+  readonly authFailureLimit: RateLimitPolicy | null;
+  /** Proxies in front whose X-Forwarded-For entries name the client (0: the peer is the client). */
+  readonly trustedProxyHops: number;
 }
 
 export class ConfigError extends Error {
@@ -286,6 +339,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // One receiver's share of the slots, whatever the number of its subscriptions.
       perWebhookConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
       perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
+    },
+    tokens: {
+      lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000,
+      defaultRateLimit: parsed.TOKEN_RATE_LIMIT,
+      authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
+      trustedProxyHops: parsed.TRUST_PROXY_HOPS,
+      ...(parsed.REDIS_URL === undefined
+        ? {}
+        : { redis: { url: parsed.REDIS_URL, keyPrefix: parsed.REDIS_KEY_PREFIX } }),
     },
   };
 }

@@ -226,7 +226,9 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     expect(duplicate.stderr).toContain('already exists');
 
     const listed = await collect(spawnApi(['token', 'list'], env));
-    expect(listed.stdout).toMatch(/^ci-bot\tplants:write\tcreated \S+\tactive$/m);
+    expect(listed.stdout).toMatch(
+      /^ci-bot\tplants:write\tcreated \S+\texpires never\tlast used never\tlimit default\tactive$/m,
+    );
     expect(listed.stdout).not.toContain(token);
 
     const service = await start(where);

@@ -4,11 +4,13 @@ import type { Duplex } from 'node:stream';
 import { type Database, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
+import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
 import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.js';
+import { createTokenRateLimiter, type TokenRateLimiter } from './rate-limits/token-rate-limiter.js';
 import { METRICS_PATH } from './routes/metrics.js';
 import { startTracing } from './tracing/start-tracing.js';
 import type { Tracing } from './tracing/tracing.js';
@@ -21,6 +23,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
 const RETENTION_BATCH_SIZE = 500;
 const RETENTION_MAX_BATCHES_PER_RUN = 20;
+/** How long a start waits for Redis before serving with per-process limits (it goes on trying). */
+const REDIS_READY_WAIT_MS = 2_000;
+/** Client addresses whose failed authentications are remembered at once (about 100 bytes each). */
+const AUTH_FAILURE_MAX_ADDRESSES = 10_000;
 
 export interface RunningServer {
   /** `http://host:port` as bound (the real port when PORT=0). */
@@ -48,17 +54,22 @@ export interface StartOptions {
 /** Opens the database (applying migrations), then listens. */
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const { log } = options;
+  const rateLimiter = createTokenRateLimiter({ redis: config.tokens.redis, log });
   const metrics =
     config.metrics === 'off'
       ? undefined
-      : createServiceMetrics(options.logOutput ? { droppedLogLines: options.logOutput.droppedLines } : {});
+      : createServiceMetrics({
+          ...(options.logOutput ? { droppedLogLines: options.logOutput.droppedLines } : {}),
+          ...(config.tokens.redis ? { rateLimitsShared: rateLimiter.shared } : {}),
+        });
   // Off (the default): nothing of OpenTelemetry is loaded, and every instrumented place skips it.
   const tracing = config.tracing.enabled
     ? await startTracing(config.tracing, { log, databaseUrl: config.databaseUrl })
     : undefined;
   try {
-    return await startServing(config, options, metrics, tracing);
+    return await startServing(config, options, metrics, tracing, rateLimiter);
   } catch (error) {
+    await rateLimiter.close();
     await tracing?.shutdown();
     throw error;
   }
@@ -69,6 +80,7 @@ async function startServing(
   options: StartOptions,
   metrics: ServiceMetrics | undefined,
   tracing: Tracing | undefined,
+  rateLimiter: TokenRateLimiter,
 ): Promise<RunningServer> {
   const { log } = options;
   // Created once the database is open; until then there is nothing to nudge.
@@ -83,6 +95,9 @@ async function startServing(
     ...(tracing ? { trace: tracing.databaseCalls } : {}),
     // New events are due now: deliver them at once rather than at the next poll.
     onWebhookEvents: () => dispatcher?.nudge(),
+    tokenUseFlushMs: config.tokens.lastUsedFlushMs,
+    // The stamps are kept and written with the next flush: the database may just be away.
+    onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
@@ -110,10 +125,37 @@ async function startServing(
           log,
         })
       : undefined;
+  const { authFailureLimit, trustedProxyHops } = config.tokens;
+  const failedAuthentications =
+    authFailureLimit === null
+      ? undefined
+      : {
+          limiter: createAuthFailureLimiter({
+            maxFailures: authFailureLimit.requests,
+            windowMs: authFailureLimit.perSeconds * 1000,
+            maxAddresses: AUTH_FAILURE_MAX_ADDRESSES,
+          }),
+          trustedProxyHops,
+          // Once per address and window: which client is sending tokens that do not work.
+          onBlocked: (address: string) =>
+            log.warn(
+              {
+                clientAddress: address,
+                failures: authFailureLimit.requests,
+                windowSeconds: authFailureLimit.perSeconds,
+              },
+              'failed authentications over the limit: unknown tokens from this address are refused until the window ends',
+            ),
+        };
+  // Shared limits from the first request: a replica that counted alone at first would let a
+  // token past its limit. Redis away: serve anyway, each process limiting alone (logged).
+  await rateLimiter.ready(REDIS_READY_WAIT_MS);
   const app = createApp({
     db,
     bodyLimitBytes: config.bodyLimitBytes,
     log,
+    rateLimits: { limiter: rateLimiter, defaultPolicy: config.tokens.defaultRateLimit },
+    ...(failedAuthentications === undefined ? {} : { failedAuthentications }),
     webhooks: { urlPolicy: { allowPrivateNetworks: delivery.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
     ...(tracing ? { tracing } : {}),
@@ -142,6 +184,7 @@ async function startServing(
         metrics: metricsUrl ?? 'off',
         tracing: config.tracing.enabled ? describeTracing(config.tracing) : 'off',
         webhookDispatch: dispatcher !== undefined,
+        rateLimits: config.tokens.redis ? 'shared (Redis)' : 'per process',
         // The runtime it really runs on (the project pins one: see the README's Runtime section).
         node: process.version,
       },
@@ -170,10 +213,12 @@ async function startServing(
     metricsUrl,
     db,
     close() {
-      closing ??= shutDown(server, metricsServer, dispatcher, retention, db, config.shutdownTimeoutMs, log).finally(
-        // Last: the spans of the requests and deliveries that finished during shutdown go too.
-        () => tracing?.shutdown(),
-      );
+      closing ??= shutDown(server, metricsServer, dispatcher, retention, db, config.shutdownTimeoutMs, log)
+        .then(() => rateLimiter.close())
+        .finally(
+          // Last: the spans of the requests and deliveries that finished during shutdown go too.
+          () => tracing?.shutdown(),
+        );
       return closing;
     },
   };

@@ -1,4 +1,13 @@
-import type { CreatedWebhook, ListPlantsQuery, StoredPlant, Webhook, WebhookDelivery } from '@plant-store/schema';
+import type {
+  CreatedToken,
+  CreatedWebhook,
+  ListPlantsQuery,
+  Scope,
+  StoredPlant,
+  Token,
+  Webhook,
+  WebhookDelivery,
+} from '@plant-store/schema';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   createPlantStoreClient,
@@ -102,5 +111,15 @@ describe('webhooks', () => {
     void client.createWebhook({ url: 'https://hooks.example.com/', description: undefined });
     // @ts-expect-error -- url is required
     void client.createWebhook({ description: 'ops' });
+  });
+});
+
+describe('tokens', () => {
+  it('createToken takes known scopes only and returns the token once; listTokens never has it', () => {
+    expectTypeOf(client.createToken).parameter(0).toExtend<{ name: string; scopes: Scope[] }>();
+    expectTypeOf(client.createToken).returns.toEqualTypeOf<Promise<CreatedToken>>();
+    expectTypeOf(client.listTokens).returns.toEqualTypeOf<Promise<Token[]>>();
+    expectTypeOf<Token>().not.toHaveProperty('token');
+    expectTypeOf(client.revokeToken).parameter(0).toEqualTypeOf<string>();
   });
 });

@@ -1,15 +1,19 @@
 import type {
+  CreatedToken,
   CreatedWebhook,
   ListDeliveriesQueryInput,
   ListPlantsQueryInput,
   NewPlantInput,
+  NewTokenInput,
   NewWebhook,
   StoredPlant,
+  Token,
   Webhook,
   WebhookDelivery,
 } from '@plant-store/schema';
 import type { CallOptions, ClientContext } from './client-context.js';
 import { createPlant } from './create-plant.js';
+import { createToken } from './create-token.js';
 import { createWebhook } from './create-webhook.js';
 import { deletePlant } from './delete-plant.js';
 import { deleteWebhook } from './delete-webhook.js';
@@ -17,10 +21,12 @@ import { getPlant } from './get-plant.js';
 import { type IteratePlantsOptions, iteratePlants } from './iterate-plants.js';
 import { type IterateDeliveriesOptions, iterateWebhookDeliveries } from './iterate-webhook-deliveries.js';
 import { listPlants, type PlantsPage } from './list-plants.js';
+import { listTokens } from './list-tokens.js';
 import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
 import { listWebhooks } from './list-webhooks.js';
 import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
+import { revokeToken } from './revoke-token.js';
 
 export interface PlantStoreClientOptions {
   /** Where the service answers, e.g. `http://127.0.0.1:3000` or `https://example.com/store/` (a path prefix is kept). */
@@ -75,6 +81,19 @@ export interface PlantStoreClient {
   ): AsyncGenerator<WebhookDelivery, void, undefined>;
   /** `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: the delivery, queued to be attempted again now. */
   resendWebhookDelivery(webhookId: string, deliveryId: bigint, options?: CallOptions): Promise<WebhookDelivery>;
+
+  // Tokens: every call needs a token with the `tokens:manage` scope.
+
+  /**
+   * `POST /tokens`: issues a token; the answer's `token` (shown this once only) is the bearer
+   * token. Retried only on the service's own 503/429 Error: after a lost answer a retry would
+   * find the name taken (409) and the token lost.
+   */
+  createToken(token: NewTokenInput, options?: CallOptions): Promise<CreatedToken>;
+  /** `GET /tokens`: every active token (expired ones too), oldest first, never a token itself. */
+  listTokens(options?: CallOptions): Promise<Token[]>;
+  /** `DELETE /tokens/{name}`: revokes it; a PlantStoreError with `error` 404 when no active token has the name. Retried as deletePlant. */
+  revokeToken(name: string, options?: CallOptions): Promise<void>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -116,6 +135,9 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     webhookDeliveries: (webhookId, iterateOptions) => iterateWebhookDeliveries(context, webhookId, iterateOptions),
     resendWebhookDelivery: (webhookId, deliveryId, callOptions) =>
       resendWebhookDelivery(context, webhookId, deliveryId, callOptions),
+    createToken: (token, callOptions) => createToken(context, token, callOptions),
+    listTokens: (callOptions) => listTokens(context, callOptions),
+    revokeToken: (name, callOptions) => revokeToken(context, name, callOptions),
   };
 }
 

@@ -1,5 +1,6 @@
 // The contract's types, re-exported so that callers need no second import; defined once, in @plant-store/schema.
 export type {
+  CreatedToken,
   CreatedWebhook,
   DeliveryStatus,
   ListDeliveriesQuery,
@@ -7,9 +8,12 @@ export type {
   ListPlantsQuery,
   ListPlantsQueryInput,
   NewPlantInput,
+  NewTokenInput,
   NewWebhook,
   PlantCreatedEvent,
   StoredPlant,
+  Token,
+  TokenRateLimit,
   Webhook,
   WebhookDelivery,
   WebhookDeliveryAttempt,

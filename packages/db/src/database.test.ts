@@ -76,7 +76,8 @@ describe.each(testEngines())('repository on %s', (engine) => {
       const { token, record } = await db.issueToken({ name: 'alpha', scopes: ['plants:read', 'plants:write'] });
       expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
       expect(record).toMatchObject({ name: 'alpha', scopes: ['plants:read', 'plants:write'], revokedAt: null });
-      expect(await db.authenticateToken(token)).toEqual(record);
+      const { id, name, scopes, expiresAt, rateLimit } = record;
+      expect(await db.authenticateToken(token)).toEqual({ id, name, scopes, expiresAt, rateLimit });
       expect(await db.authenticateToken(`${token}x`)).toBeNull();
 
       const revoked = await db.revokeToken('alpha');
@@ -94,12 +95,23 @@ describe.each(testEngines())('repository on %s', (engine) => {
 
     it('lists tokens without any secret', async () => {
       const { token } = await db.issueToken({ name: 'gamma', scopes: ['plants:write'] });
-      const listed = await db.listTokens();
-      expect(listed.map((record) => record.name)).toEqual(expect.arrayContaining(['gamma']));
+      const listed = await db.listTokens({ includeRevoked: true });
+      expect(listed.map((record) => record.name)).toEqual(expect.arrayContaining(['alpha', 'gamma']));
       expect(JSON.stringify(listed)).not.toContain(token);
       for (const record of listed)
-        expect(Object.keys(record).sort()).toEqual(['createdAt', 'id', 'name', 'revokedAt', 'scopes']);
+        expect(Object.keys(record).sort()).toEqual([
+          'createdAt',
+          'expiresAt',
+          'id',
+          'lastUsedAt',
+          'name',
+          'rateLimit',
+          'revokedAt',
+          'scopes',
+        ]);
       expect(await db.countTokens()).toBe(listed.length);
+      // Without revoked ones by default.
+      expect((await db.listTokens()).map((record) => record.name)).not.toContain('alpha');
     });
   });
 

@@ -26,9 +26,10 @@ import { translateError } from './prisma-errors.js';
 import type { SqlRunner } from './sql-runner.js';
 import { authenticateToken } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
-import { countTokens, listTokens, revokeToken } from './tokens/manage-tokens.js';
+import { countTokens, type ListTokensOptions, listTokens, revokeToken } from './tokens/manage-tokens.js';
 import { createTokenCache } from './tokens/token-cache.js';
-import type { TokenRecord } from './tokens/token-record.js';
+import type { AuthenticatedToken, TokenRecord } from './tokens/token-record.js';
+import { createTokenUseRecorder } from './tokens/token-use.js';
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
 import { createWebhook } from './webhooks/create-webhook.js';
 import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
@@ -77,6 +78,13 @@ export interface DatabaseOptions {
    * costs the creates nothing.
    */
   readonly onWebhookEvents?: () => void;
+  /**
+   * How often the tokens' `last_used_at` stamps collected by recordTokenUse are written (one
+   * statement each time, and one at close). Default 60 s.
+   */
+  readonly tokenUseFlushMs?: number;
+  /** A write of those stamps failed (the database is away); they are kept and written next time. */
+  readonly onTokenUseFlushError?: (error: unknown) => void;
 }
 
 export type DatabaseEngine = 'postgres' | 'pglite';
@@ -97,9 +105,22 @@ export interface Database {
   listPlants(query: ListPlantsQuery): Promise<PlantPage>;
   /** Deletes a plant; false when there was none. */
   deletePlant(id: bigint): Promise<boolean>;
+  /** A new token; TokenNameTakenError when the name is or was taken. */
   issueToken(options: IssueTokenOptions): Promise<IssuedToken>;
-  authenticateToken(token: string): Promise<TokenRecord | null>;
-  listTokens(): Promise<TokenRecord[]>;
+  /**
+   * The token's record, or null when it is unknown or revoked; an expired token's record too
+   * (the caller judges `expiresAt`). Cached for 5 s: see createTokenCache.
+   */
+  authenticateToken(token: string): Promise<AuthenticatedToken | null>;
+  /** Whether this process has seen `token` authenticate: no query (see TokenCache.knows). */
+  knowsToken(token: string): boolean;
+  /** Notes that the token with this id authenticated a request; written in batches (tokenUseFlushMs). */
+  recordTokenUse(id: string): void;
+  /** Writes the stamps recordTokenUse collected now, rather than at the next interval. */
+  flushTokenUse(): Promise<void>;
+  /** Tokens, oldest first: the active ones (expired ones included), or every one. */
+  listTokens(options?: ListTokensOptions): Promise<TokenRecord[]>;
+  /** Revokes the active token named `name`; TokenNotFoundError when there is none. */
   revokeToken(name: string): Promise<TokenRecord>;
   countTokens(): Promise<number>;
   /** Registers a webhook subscription; WebhookLimitError past WEBHOOK_LIMIT (100) of them. */
@@ -243,6 +264,8 @@ const TOKEN_CACHE_TTL_MS = 5_000;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
 /** "No such token" answers remembered, apart from the real tokens' (a bogus-token flood stays in here). */
 const TOKEN_CACHE_MAX_UNKNOWN_ENTRIES = 10_000;
+/** How often `last_used_at` stamps are written by default: the precision of a token's lastUsedAt. */
+const TOKEN_USE_FLUSH_MS = 60_000;
 
 function createDatabase(
   engine: DatabaseEngine,
@@ -250,7 +273,7 @@ function createDatabase(
   sql: SqlRunner,
   appliedMigrations: readonly string[],
   maxConcurrentWriteBatches: number,
-  { observe, trace, onWebhookEvents }: DatabaseOptions,
+  { observe, trace, onWebhookEvents, tokenUseFlushMs, onTokenUseFlushError }: DatabaseOptions,
   closeConnections: () => Promise<void>,
 ): Database {
   let closing: Promise<void> | undefined;
@@ -272,6 +295,10 @@ function createDatabase(
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
     maxNegativeEntries: TOKEN_CACHE_MAX_UNKNOWN_ENTRIES,
   });
+  const tokenUse = createTokenUseRecorder(sql, {
+    flushIntervalMs: tokenUseFlushMs ?? TOKEN_USE_FLUSH_MS,
+    ...(onTokenUseFlushError === undefined ? {} : { onFlushError: onTokenUseFlushError }),
+  });
   return {
     engine,
     appliedMigrations,
@@ -283,11 +310,15 @@ function createDatabase(
       try {
         return await issueToken(prisma, options);
       } finally {
-        tokens.clear();
+        // A lookup of the new token before it existed may be remembered as "no such token".
+        tokens.forgetUnknown();
       }
     },
     authenticateToken: (token) => tokens.authenticate(token),
-    listTokens: () => listTokens(prisma),
+    knowsToken: (token) => tokens.knows(token),
+    recordTokenUse: (id) => tokenUse.record(id),
+    flushTokenUse: () => tokenUse.flush(),
+    listTokens: (options) => listTokens(prisma, options),
     async revokeToken(name) {
       try {
         return await revokeToken(prisma, name);
@@ -314,8 +345,12 @@ function createDatabase(
       }
     },
     close() {
-      // Creates already queued or running are answered before the connections go.
-      closing ??= writer.close().then(closeConnections);
+      // Creates already queued or running are answered, and the last token-use stamps written,
+      // before the connections go.
+      closing ??= writer
+        .close()
+        .then(() => tokenUse.close())
+        .then(closeConnections);
       return closing;
     },
   };

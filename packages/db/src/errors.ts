@@ -30,7 +30,7 @@ export class DataDirLockedError extends Error {
 export class TokenNameTakenError extends Error {
   override readonly name = 'TokenNameTakenError';
   constructor(readonly tokenName: string) {
-    super(`a token named "${tokenName}" already exists`);
+    super(`a token named "${tokenName}" already exists or existed (the names of revoked tokens are not reused)`);
   }
 }
 

@@ -25,7 +25,8 @@ export type {
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
-export type { TokenRecord } from './tokens/token-record.js';
+export type { ListTokensOptions } from './tokens/manage-tokens.js';
+export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
 export type { ClaimOptions } from './webhooks/claim-deliveries.js';
 export { WEBHOOK_LIMIT } from './webhooks/create-webhook.js';

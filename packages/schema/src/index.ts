@@ -44,6 +44,25 @@ export {
 export { isStorableText, STORABLE_TEXT_PATTERN } from './text.js';
 export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
 export {
+  type CreatedToken,
+  CreatedTokenSchema,
+  type NewToken,
+  type NewTokenInput,
+  NewTokenSchema,
+  TOKEN_NAME_MAX_LENGTH,
+  TOKEN_NAME_PATTERN,
+  TOKEN_RATE_LIMIT_MAX_REQUESTS,
+  TOKEN_RATE_LIMIT_MAX_SECONDS,
+  type Token,
+  type TokenList,
+  TokenListSchema,
+  TokenNameSchema,
+  type TokenRateLimit,
+  TokenRateLimitSchema,
+  TokenSchema,
+  TokenScopesSchema,
+} from './token.js';
+export {
   type CreatedWebhook,
   CreatedWebhookSchema,
   DELIVERIES_PAGE_DEFAULT_LIMIT,

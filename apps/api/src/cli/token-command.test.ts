@@ -6,7 +6,7 @@ import { runTokenCommand, USAGE, UsageError } from './token-command.js';
 
 describe('USAGE', () => {
   it('names every scope and the default', () => {
-    expect(USAGE).toContain('Scopes: plants:read, plants:write, webhooks:manage.');
+    expect(USAGE).toContain('Scopes: plants:read, plants:write, webhooks:manage, tokens:manage.');
     expect(USAGE).toContain('Without --scope a token gets plants:read and plants:write;');
   });
 });
@@ -72,16 +72,57 @@ describe.each(testEngines())('the token command on %s', (engine) => {
 
   it('refuses an unknown scope, naming the known ones, and issues nothing', async () => {
     await expect(run('create', '--name', 'admin', '--scope', 'webhooks:admin')).rejects.toThrow(
-      new UsageError('unknown scope "webhooks:admin"; scopes are plants:read, plants:write, webhooks:manage'),
+      new UsageError(
+        'unknown scope "webhooks:admin"; scopes are plants:read, plants:write, webhooks:manage, tokens:manage',
+      ),
     );
     expect(await scopesOf('admin')).toBeUndefined();
   });
 
-  it('lists tokens with their scopes', async () => {
-    const lines = await run('list');
-    expect(lines).toContainEqual(expect.stringMatching(/^hooks\twebhooks:manage\tcreated \S+\tactive$/));
-    expect(lines).toContainEqual(
-      expect.stringMatching(/^default-scopes\tplants:read,plants:write\tcreated \S+\tactive$/),
+  it('issues a token that expires and has a rate limit of its own, checked as POST /tokens checks them', async () => {
+    const lines = await run(
+      'create',
+      '--name',
+      'limited',
+      '--scope',
+      'tokens:manage',
+      '--expires-at',
+      '2099-01-01T00:00:00Z',
+      '--rate-limit',
+      '600/60',
     );
+    expect(lines[0]).toBe(
+      'Issued token "limited" with scopes tokens:manage, expiring 2099-01-01T00:00:00.000Z, limited to 600 requests per 60 s. It is shown this once only:',
+    );
+    for (const [args, message] of [
+      [['--expires-at', '2001-01-01T00:00:00Z'], 'expiresAt must be in the future'],
+      [['--expires-at', 'tomorrow'], 'expiresAt must be an RFC 3339 date-time string'],
+      [['--rate-limit', '600'], '--rate-limit must be REQUESTS/SECONDS, e.g. 600/60'],
+      [['--rate-limit', '0/60'], 'rateLimit.requests must be an integer between 1 and 1000000'],
+      [['--rate-limit', '10/86401'], 'rateLimit.perSeconds must be an integer between 1 and 86400'],
+    ] as const) {
+      await expect(run('create', '--name', 'refused', ...args)).rejects.toThrow(new UsageError(message));
+    }
+    await expect(run('create', '--name', 'two words')).rejects.toThrow(
+      new UsageError('name must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+    );
+    expect(await scopesOf('refused')).toBeUndefined();
+  });
+
+  it('lists tokens with their scopes, expiry, last use, limit and state, revoked ones too', async () => {
+    await run('create', '--name', 'to-revoke');
+    await run('revoke', 'to-revoke');
+    const lines = await run('list');
+    const columns = '\\tcreated \\S+\\texpires never\\tlast used never\\tlimit default';
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^hooks\\twebhooks:manage${columns}\\tactive$`)));
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^default-scopes\\tplants:read,plants:write${columns}\\tactive$`)),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^limited\ttokens:manage\tcreated \S+\texpires 2099-01-01T00:00:00.000Z\tlast used never\tlimit 600\/60s\tactive$/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^to-revoke\t.*\trevoked \S+$/));
   });
 });

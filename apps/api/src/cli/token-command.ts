@@ -1,20 +1,26 @@
 import { parseArgs } from 'node:util';
-import { type Database, openDatabase } from '@plant-store/db';
-import { isScope, SCOPES, type Scope } from '@plant-store/schema';
+import { type Database, openDatabase, type TokenRecord } from '@plant-store/db';
+import { isScope, NewTokenSchema, SCOPES, type Scope } from '@plant-store/schema';
+import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { DEFAULT_TOKEN_SCOPES } from '../middleware/bearer-auth.js';
+import { toIssueOptions } from '../tokens/issue-options.js';
 
 export const USAGE = `Usage (in a checkout: pnpm run token ...):
-  plant-store token create --name NAME [--scope SCOPE ...]   issue a token; prints it alone on the last line
-  plant-store token list                                     list tokens (never the tokens themselves)
-  plant-store token revoke NAME                              revoke the active token NAME
+  plant-store token create --name NAME [--scope SCOPE ...] [--expires-at TIME] [--rate-limit N/SECONDS]
+                                     issue a token; prints it alone on the last line
+  plant-store token list             list tokens (never the tokens themselves)
+  plant-store token revoke NAME      revoke the active token NAME
 
 Scopes: ${SCOPES.join(', ')}. Without --scope a token gets ${DEFAULT_TOKEN_SCOPES.join(' and ')};
-repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage.
+repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage. A token with
+tokens:manage issues, lists and revokes tokens over HTTP (POST /tokens, GET /tokens, DELETE /tokens/NAME).
+--expires-at: an RFC 3339 time in the future (2027-01-01T00:00:00Z); without it, the token never expires.
+--rate-limit: its own limit, e.g. 600/60 for 600 requests a minute; without it, TOKEN_RATE_LIMIT applies.
 
 Works on the configured database: DATABASE_URL, or the embedded one in DATA_DIR (stop the service first).`;
 
-const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const RATE_LIMIT = /^(\d{1,15})\/(\d{1,15})$/;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -30,19 +36,36 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
     case 'create': {
       const { values } = parseArgs({
         args: rest,
-        options: { name: { type: 'string' }, scope: { type: 'string', multiple: true } },
+        options: {
+          name: { type: 'string' },
+          scope: { type: 'string', multiple: true },
+          'expires-at': { type: 'string' },
+          'rate-limit': { type: 'string' },
+        },
         strict: true,
       });
-      const name = values.name;
-      if (name === undefined || !TOKEN_NAME.test(name)) {
+      if (values.name === undefined) {
         throw new UsageError(
           '--name is required: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit',
         );
       }
-      const scopes = parseScopes(values.scope ?? DEFAULT_TOKEN_SCOPES);
+      // The same rules as POST /tokens: the contract's schema, then the clock.
+      const checked = v.safeParse(
+        NewTokenSchema,
+        {
+          name: values.name,
+          scopes: parseScopes(values.scope ?? DEFAULT_TOKEN_SCOPES),
+          ...(values['expires-at'] === undefined ? {} : { expiresAt: values['expires-at'] }),
+          ...(values['rate-limit'] === undefined ? {} : { rateLimit: parseRateLimit(values['rate-limit']) }),
+        },
+        { abortEarly: true },
+      );
+      if (!checked.success) throw new UsageError(checked.issues[0].message);
+      const options = toIssueOptions(checked.output, Date.now());
+      if ('refusal' in options) throw new UsageError(options.refusal);
       await withDatabase(config, async (db) => {
-        const { token, record } = await db.issueToken({ name, scopes });
-        output.out(`Issued token "${record.name}" with scopes ${record.scopes.join(' ')}. It is shown this once only:`);
+        const { token, record } = await db.issueToken(options);
+        output.out(`Issued token ${describeToken(record)}. It is shown this once only:`);
         output.out(token);
       });
       return;
@@ -50,11 +73,26 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
     case 'list': {
       parseArgs({ args: rest, options: {}, strict: true });
       await withDatabase(config, async (db) => {
-        const tokens = await db.listTokens();
+        const tokens = await db.listTokens({ includeRevoked: true });
         if (tokens.length === 0) output.out('no tokens');
+        const now = Date.now();
         for (const token of tokens) {
-          const state = token.revokedAt ? `revoked ${token.revokedAt.toISOString()}` : 'active';
-          output.out(`${token.name}\t${token.scopes.join(',')}\tcreated ${token.createdAt.toISOString()}\t${state}`);
+          const state = token.revokedAt
+            ? `revoked ${token.revokedAt.toISOString()}`
+            : token.expiresAt !== null && token.expiresAt.getTime() <= now
+              ? 'expired'
+              : 'active';
+          output.out(
+            [
+              token.name,
+              token.scopes.join(','),
+              `created ${token.createdAt.toISOString()}`,
+              `expires ${token.expiresAt?.toISOString() ?? 'never'}`,
+              `last used ${token.lastUsedAt?.toISOString() ?? 'never'}`,
+              `limit ${token.rateLimit === null ? 'default' : `${token.rateLimit.requests}/${token.rateLimit.perSeconds}s`}`,
+              state,
+            ].join('\t'),
+          );
         }
       });
       return;
@@ -72,6 +110,24 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
     default:
       throw new UsageError(command === undefined ? 'a command is required' : `unknown command "${command}"`);
   }
+}
+
+/** `"ci-bot" with scopes plants:read plants:write`, and its expiry and limit when it has them. */
+function describeToken(record: TokenRecord): string {
+  return [
+    `"${record.name}" with scopes ${record.scopes.join(' ')}`,
+    ...(record.expiresAt === null ? [] : [`, expiring ${record.expiresAt.toISOString()}`]),
+    ...(record.rateLimit === null
+      ? []
+      : [`, limited to ${record.rateLimit.requests} requests per ${record.rateLimit.perSeconds} s`]),
+  ].join('');
+}
+
+/** `--rate-limit 600/60`: the numbers, for the schema to judge their range. */
+function parseRateLimit(text: string): { requests: number; perSeconds: number } {
+  const match = RATE_LIMIT.exec(text);
+  if (!match) throw new UsageError('--rate-limit must be REQUESTS/SECONDS, e.g. 600/60');
+  return { requests: Number(match[1]), perSeconds: Number(match[2]) };
 }
 
 /** The scopes named, each once, in the order first given. */

@@ -1,12 +1,12 @@
-import type { TokenRecord } from '@plant-store/db';
+import type { AuthenticatedToken } from '@plant-store/db';
 import type { DefaultContext, ParameterizedContext } from 'koa';
 
 /** Per-request data, set by middleware. */
 export interface AppState {
   /** This request's id, echoed in X-Request-Id and in its log lines (set by observeRequests). */
   requestId?: string;
-  /** The authenticated bearer token (set by bearerAuth). */
-  token?: TokenRecord;
+  /** The authenticated bearer token (set by bearerAuth, also when it then lacks the scope). */
+  token?: AuthenticatedToken;
   /**
    * When set, failures caused by what the client sent answer this HTTP status whatever their
    * `error` code: the spec's rule for POST /plants, where every such failure is a 400.

@@ -1,5 +1,5 @@
 import type { ObserveDatabaseCall } from '@plant-store/db';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptResult as WebhookAttemptResult } from '../webhooks/dispatcher.js';
 
 /**
@@ -24,12 +24,15 @@ export interface FinishedRequest {
   readonly route: string;
   readonly status: number;
   readonly durationSeconds: number;
+  /** The name of the token that authenticated it; undefined when none did. */
+  readonly token?: string | undefined;
 }
 
 /**
  * The service's Prometheus metrics, on a registry of its own (not prom-client's global one): two
  * apps in one process (tests) keep separate counts. Every label has a bounded set of values;
- * none carries a token, a path id or anything else a client chose.
+ * none carries a token, a path id or anything else a client chose. A token's name is a label
+ * (chosen by whoever issued it, one value per token ever used by this process): never the token.
  */
 export interface ServiceMetrics {
   readonly registry: Registry;
@@ -43,10 +46,25 @@ export interface ServiceMetrics {
 export interface ServiceMetricsOptions {
   /** Lines the log has dropped so far (its destination did not keep up): `log_lines_dropped_total`. */
   readonly droppedLogLines?: () => number;
+  /** With REDIS_URL: whether the rate-limit counts are shared through Redis now: `rate_limits_shared`. */
+  readonly rateLimitsShared?: () => boolean;
 }
 
-export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions = {}): ServiceMetrics {
+export function createServiceMetrics({
+  droppedLogLines,
+  rateLimitsShared,
+}: ServiceMetricsOptions = {}): ServiceMetrics {
   const registry = new Registry();
+  if (rateLimitsShared) {
+    new Gauge({
+      name: 'rate_limits_shared',
+      help: 'With REDIS_URL: 1 while rate-limit counts are shared through Redis, 0 while this process counts alone (Redis unreachable).',
+      registers: [registry],
+      collect() {
+        this.set(rateLimitsShared() ? 1 : 0);
+      },
+    });
+  }
   if (droppedLogLines) {
     new Counter({
       name: 'log_lines_dropped_total',
@@ -81,6 +99,12 @@ export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions 
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
+  const tokenRequests = new Counter({
+    name: 'token_requests_total',
+    help: 'Requests a bearer token authenticated, by token name and status code (429: over its rate limit).',
+    labelNames: ['token', 'status'] as const,
+    registers: [registry],
+  });
   const webhookAttempts = new Counter({
     name: 'webhook_delivery_attempts_total',
     help: 'Webhook delivery attempts, by result: delivered, retrying, failed (given up), lease-lost, unrecorded.',
@@ -94,9 +118,11 @@ export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions 
     { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof requestDuration.labels> }
   >();
   const databaseByLabels = new Map<string, ReturnType<typeof databaseDuration.labels>>();
+  // Bounded by the tokens that authenticated here, each with the few statuses it got.
+  const tokenByLabels = new Map<string, ReturnType<typeof tokenRequests.labels>>();
   return {
     registry,
-    observeRequest({ method, route, status, durationSeconds }) {
+    observeRequest({ method, route, status, durationSeconds, token }) {
       const key = `${method} ${route} ${status}`;
       let child = byLabels.get(key);
       if (!child) {
@@ -106,6 +132,14 @@ export function createServiceMetrics({ droppedLogLines }: ServiceMetricsOptions 
       }
       child.count.inc();
       child.duration.observe(durationSeconds);
+      if (token === undefined) return;
+      const tokenKey = `${token} ${status}`;
+      let tokenChild = tokenByLabels.get(tokenKey);
+      if (!tokenChild) {
+        tokenChild = tokenRequests.labels({ token, status });
+        tokenByLabels.set(tokenKey, tokenChild);
+      }
+      tokenChild.inc();
     },
     observeWebhookAttempt(result) {
       webhookAttempts.inc({ result });

@@ -1,8 +1,10 @@
-import type { TokenRecord } from '@plant-store/db';
+import type { AuthenticatedToken } from '@plant-store/db';
 import { ErrorCode, type Scope } from '@plant-store/schema';
 import type { Middleware } from 'koa';
+import type { AuthFailureLimiter } from '../auth/auth-failure-limiter.js';
+import { clientAddress } from '../auth/client-address.js';
 import { ApiError } from '../http/api-error.js';
-import type { AppState } from '../http/app-state.js';
+import type { AppContext, AppState } from '../http/app-state.js';
 
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
@@ -12,6 +14,11 @@ export const AUTHENTICATION_REQUIRED_MESSAGE = 'authentication required: send Au
 export const MISSING_SCHEME_MESSAGE =
   'the Authorization header lacks the Bearer scheme: send Authorization: Bearer <token>';
 export const INVALID_TOKEN_MESSAGE = 'the bearer token is invalid or has been revoked';
+export const EXPIRED_TOKEN_MESSAGE = 'the bearer token has expired';
+
+export function tooManyFailuresMessage(retryAfterSeconds: number): string {
+  return `too many failed authentications from this address; retry after ${retryAfterSeconds} s`;
+}
 
 export function missingScopeMessage(scope: string): string {
   return `this token lacks the ${scope} scope`;
@@ -22,7 +29,30 @@ const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const BEARER_SCHEME = /^Bearer(?: |$)/i;
 const MAX_TOKEN_LENGTH = 512;
 
-export type AuthenticateToken = (token: string) => Promise<TokenRecord | null>;
+export type AuthenticateToken = (token: string) => Promise<AuthenticatedToken | null>;
+
+export interface BearerAuthOptions {
+  /** The token's record, null when unknown or revoked (an expired one's too: judged here). */
+  readonly authenticate: AuthenticateToken;
+  /** Called for every request a valid token authenticates: its last-used time (written in batches). */
+  readonly recordUse?: (tokenId: string) => void;
+  /** The limit on failed authentications per client address; absent: none (unit tests). */
+  readonly failures?: FailedAuthenticationLimit | undefined;
+}
+
+export interface FailedAuthenticationLimit {
+  readonly limiter: AuthFailureLimiter;
+  /** Proxies in front of the service whose X-Forwarded-For entries are trusted (see clientAddress). */
+  readonly trustedProxyHops: number;
+  /**
+   * Whether this process has seen `token` authenticate (no query): such a token is still looked
+   * up for an address over its limit, so that a shared address (NAT, a proxy) does not lock out
+   * the teams whose tokens work.
+   */
+  readonly knows: (token: string) => boolean;
+  /** An address has just used up its budget (once per window): a log line. */
+  readonly onBlocked?: (address: string) => void;
+}
 
 /** The bearer token in an Authorization header value, or null when it is not a bearer credential. */
 export function parseBearerToken(header: string): string | null {
@@ -30,11 +60,26 @@ export function parseBearerToken(header: string): string | null {
   return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : null;
 }
 
+/** Whether a token that expires at `expiresAt` no longer authenticates at `now` (ms since the epoch). */
+export function hasExpired(token: Pick<AuthenticatedToken, 'expiresAt'>, now: number): boolean {
+  return token.expiresAt !== null && token.expiresAt.getTime() <= now;
+}
+
+function invalidToken(message: string): ApiError {
+  return new ApiError(ErrorCode.NotAuthenticated, message, {
+    headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
+  });
+}
+
 /**
  * Requires a valid bearer token carrying `scope` (RFC 6750). Runs before the body is read, so
- * an unauthenticated caller learns nothing about validation.
+ * an unauthenticated caller learns nothing about validation. Expiry is judged against the clock
+ * on every request, cached records included: an expired token fails at once on every replica.
  */
-export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middleware<AppState> {
+export function bearerAuth(
+  { authenticate, recordUse, failures }: BearerAuthOptions,
+  scope: Scope,
+): Middleware<AppState> {
   return async (ctx, next) => {
     const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
@@ -50,18 +95,39 @@ export function bearerAuth(authenticate: AuthenticateToken, scope: Scope): Middl
       });
     }
     const token = parseBearerToken(header);
+    // An address over its failure budget gets no lookup (no query) for a token this process has not
+    // seen authenticate: a flood of made-up tokens costs a hash and a map lookup each, not a query.
+    if (failures !== undefined) refuseOverLimit(ctx, failures, token);
     const record = token === null ? null : await authenticate(token);
-    if (record === null) {
-      throw new ApiError(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, {
-        headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
-      });
+    if (record === null || hasExpired(record, Date.now())) {
+      if (failures !== undefined) countFailure(ctx, failures);
+      throw invalidToken(record === null ? INVALID_TOKEN_MESSAGE : EXPIRED_TOKEN_MESSAGE);
     }
+    // Named in the access line and the metrics from here on, whatever the answer.
+    ctx.state.token = record;
+    recordUse?.(record.id);
     if (!record.scopes.includes(scope)) {
       throw new ApiError(ErrorCode.NotAllowed, missingScopeMessage(scope), {
         headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
       });
     }
-    ctx.state.token = record;
     await next();
   };
+}
+
+/** The 429 for an address over its failure budget, unless the token is one this process knows. */
+function refuseOverLimit(ctx: AppContext, failures: FailedAuthenticationLimit, token: string | null): void {
+  // Nothing remembered (the usual case): no address to work out.
+  if (failures.limiter.size() === 0) return;
+  const blockedForMs = failures.limiter.blockedForMs(clientAddress(ctx, failures.trustedProxyHops));
+  if (blockedForMs === 0 || (token !== null && failures.knows(token))) return;
+  const retryAfter = Math.max(1, Math.ceil(blockedForMs / 1000));
+  throw new ApiError(ErrorCode.TooManyRequests, tooManyFailuresMessage(retryAfter), {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
+function countFailure(ctx: AppContext, failures: FailedAuthenticationLimit): void {
+  const address = clientAddress(ctx, failures.trustedProxyHops);
+  if (failures.limiter.recordFailure(address)) failures.onBlocked?.(address);
 }

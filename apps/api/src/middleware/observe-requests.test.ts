@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TokenRecord } from '@plant-store/db';
+import type { AuthenticatedToken } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
@@ -106,23 +106,27 @@ describe.each(testEngines())('request ids and access lines on %s', (engine) => {
     }
   });
 
-  it('writes one access line per request: id, method, route pattern, status, duration, nothing else', async () => {
+  it('writes one access line per request: id, method, route pattern, status, duration, the token name, nothing else', async () => {
     const cases = [
-      { path: '/plants/9007199254740993', method: 'GET', route: '/plants/:id', status: 404 },
-      { path: '/plants/abc', method: 'DELETE', route: '/plants/:id', status: 400 },
-      { path: '/plants?limit=1&tag=secret-tag', method: 'GET', route: '/plants', status: 200 },
-      { path: '/no/such/path', method: 'GET', route: 'unmatched', status: 404 },
-      { path: '/plants', method: 'PUT', route: 'unmatched', status: 405 },
+      { path: '/plants/9007199254740993', method: 'GET', route: '/plants/:id', status: 404, named: true },
+      { path: '/plants/abc', method: 'DELETE', route: '/plants/:id', status: 400, named: true },
+      { path: '/plants?limit=1&tag=secret-tag', method: 'GET', route: '/plants', status: 200, named: true },
+      // No route, so no authentication: no token named.
+      { path: '/no/such/path', method: 'GET', route: 'unmatched', status: 404, named: false },
+      { path: '/plants', method: 'PUT', route: 'unmatched', status: 405, named: false },
     ];
-    for (const [index, { path, method, route, status }] of cases.entries()) {
+    for (const [index, { path, method, route, status, named }] of cases.entries()) {
       const id = `access-${index}`;
       const response = await request(service.url, path, { method, token, headers: { 'X-Request-Id': id } });
       expect(response.status).toBe(status);
       const lines = entries(service).filter((entry) => entry.requestId === id);
       expect(lines).toHaveLength(1);
       const [line] = lines;
-      expect(Object.keys(line ?? {}).sort()).toEqual(ACCESS_LINE_KEYS);
+      expect(Object.keys(line ?? {}).sort()).toEqual(
+        named ? [...ACCESS_LINE_KEYS, 'tokenName'].sort() : ACCESS_LINE_KEYS,
+      );
       expect(line).toMatchObject({ level: 'info', message: 'request', method, route, status });
+      if (named) expect(line?.tokenName).toBe('logs');
       expect(line?.durationMs).toEqual(expect.any(Number));
       expect(line?.durationMs).toBeGreaterThanOrEqual(0);
       expect(Date.parse(String(line?.time))).not.toBeNaN();
@@ -187,16 +191,18 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
 
   it('logs a 500 with the error, the request id and the route, and answers the id', async () => {
     const lines: string[] = [];
-    const record: TokenRecord = {
+    const record: AuthenticatedToken = {
       id: '00000000-0000-0000-0000-000000000000',
       name: 'unit',
       scopes: ['plants:read'],
-      createdAt: new Date(0),
-      revokedAt: null,
+      expiresAt: null,
+      rateLimit: null,
     };
     const app = createApp({
       db: {
         authenticateToken: async () => record,
+        recordTokenUse: () => {},
+        knowsToken: () => false,
         createPlant: async () => {
           throw new Error('not used');
         },
@@ -213,6 +219,13 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         deleteWebhook: async () => false,
         listDeliveries: async () => null,
         resendDelivery: async () => null,
+        issueToken: async () => {
+          throw new Error('not used');
+        },
+        listTokens: async () => [],
+        revokeToken: async () => {
+          throw new Error('not used');
+        },
       },
       bodyLimitBytes: 1024,
       // error level: the 500 is logged, access lines (info) are not.

@@ -18,7 +18,8 @@ export interface ObserveRequestsOptions {
  * First in the chain, outside the error middleware, so that it sees the status the client gets.
  * Gives every request an id (the client's X-Request-Id when sane), echoes it, and when the
  * response is ready writes one access line and records the request's metrics. The line has
- * chosen fields only: never headers, the raw path or query, or the body. With tracing on, the
+ * chosen fields only: never headers, the raw path or query, or the body; the token by its name
+ * once it authenticated, never the token. With tracing on, the
  * request runs in its server span (the child of the traceparent it brought), named by route
  * pattern once the router has matched, and the line carries the span's trace_id and span_id.
  */
@@ -45,17 +46,24 @@ export function observeRequests({ log, metrics, tracing }: ObserveRequestsOption
       const status = failed ? 500 : ctx.status;
       const route = routeOf(ctx);
       const roundedMs = Math.round(durationMs * 1000) / 1000;
+      // The token's name (never the token) once it authenticated: who is using what, and who is
+      // limited. Not `token`: the logger redacts that key, whatever it holds.
+      const tokenName = ctx.state.token?.name;
+      const fields = { requestId, method: ctx.method, route, status, durationMs: roundedMs, tokenName };
       if (span === undefined) {
-        log?.info({ requestId, method: ctx.method, route, status, durationMs: roundedMs }, 'request');
+        log?.info(fields, 'request');
       } else {
         tracing?.endRequest(span, ctx.method, route, status);
         const { traceId, spanId } = span.spanContext();
-        log?.info(
-          { requestId, method: ctx.method, route, status, durationMs: roundedMs, trace_id: traceId, span_id: spanId },
-          'request',
-        );
+        log?.info({ ...fields, trace_id: traceId, span_id: spanId }, 'request');
       }
-      metrics?.observeRequest({ method: ctx.method, route, status, durationSeconds: durationMs / 1000 });
+      metrics?.observeRequest({
+        method: ctx.method,
+        route,
+        status,
+        durationSeconds: durationMs / 1000,
+        token: tokenName,
+      });
     }
   };
 }

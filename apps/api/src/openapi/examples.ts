@@ -1,5 +1,6 @@
-import { PlantConflictError, WebhookLimitError } from '@plant-store/db';
+import { PlantConflictError, TokenNameTakenError, WebhookLimitError } from '@plant-store/db';
 import {
+  type CreatedToken,
   type CreatedWebhook,
   DELIVERIES_PAGE_MAX_LIMIT,
   DeliveryIdSchema,
@@ -7,6 +8,7 @@ import {
   ListPlantsQuerySchema,
   type NewPlantInput,
   NewPlantSchema,
+  NewTokenSchema,
   NewWebhookSchema,
   type OperationDeclaration,
   type OperationId,
@@ -17,13 +19,16 @@ import {
   PlantIdSchema,
   type StoredPlant,
   type SuccessBodyOf,
+  type Token,
   WEBHOOK_LIMIT,
   type Webhook,
   type WebhookDelivery,
 } from '@plant-store/schema';
 import type * as v from 'valibot';
 import { plantNotFound } from '../routes/plants.js';
+import { tokenNotFound } from '../routes/tokens.js';
 import { deliveryNotFound, webhookNotFound } from '../routes/webhooks.js';
+import { EXPIRES_AT_IN_PAST_MESSAGE } from '../tokens/issue-options.js';
 import { describeStatus, describeTimeout } from '../webhooks/attempt-messages.js';
 import { validationMessage } from './openapi-parts.js';
 
@@ -103,6 +108,29 @@ const EXAMPLE_DELIVERED: WebhookDelivery = {
   attempts: [{ attemptedAt: '2026-11-23T10:51:00.012Z', statusCode: 204, latencyMs: 78 }],
 };
 
+const EXAMPLE_TOKEN = {
+  name: 'inventory-sync',
+  scopes: ['plants:read', 'plants:write'],
+  createdAt: '2026-11-23T10:48:07.123Z',
+  expiresAt: '2027-11-23T00:00:00.000Z',
+  lastUsedAt: '2026-11-25T08:14:00.512Z',
+  rateLimit: { requests: 600, perSeconds: 60 },
+} satisfies Token;
+const EXAMPLE_ADMIN_TOKEN: Token = {
+  name: 'platform-admin',
+  scopes: ['tokens:manage'],
+  createdAt: '2026-11-20T09:00:00.000Z',
+};
+const EXAMPLE_CREATED_TOKEN: CreatedToken = {
+  name: EXAMPLE_TOKEN.name,
+  scopes: EXAMPLE_TOKEN.scopes,
+  createdAt: EXAMPLE_TOKEN.createdAt,
+  expiresAt: EXAMPLE_TOKEN.expiresAt,
+  rateLimit: EXAMPLE_TOKEN.rateLimit,
+  token: 'pst_q8Vd3k2mZ0bW7xYtR4nL1pC9sH6jF5gA2eU8iO3vK0M',
+};
+const tokenBody = (input: unknown) => validationMessage(NewTokenSchema, input);
+
 /** The example of each parameter that has one. */
 export const PARAMETER_EXAMPLES: {
   readonly [TName in ParameterName]?: v.InferOutput<(typeof operationParameters)[TName]['schema']>;
@@ -112,6 +140,7 @@ export const PARAMETER_EXAMPLES: {
   webhookId: EXAMPLE_WEBHOOK.id,
   deliveryId: EXAMPLE_PENDING.id,
   deliveriesAfter: EXAMPLE_PENDING.id,
+  tokenName: EXAMPLE_TOKEN.name,
 };
 
 /** The last id of the example page, as the Link header's example names it. */
@@ -190,6 +219,39 @@ export const OPERATION_EXAMPLES = {
       404: {
         unknownDelivery: ['Unknown delivery', deliveryNotFound(EXAMPLE_WEBHOOK.id, EXAMPLE_PENDING.id).message],
         notAUuid,
+      },
+    },
+  },
+  listTokens: { success: { list: [EXAMPLE_ADMIN_TOKEN, EXAMPLE_TOKEN] }, errors: {} },
+  createToken: {
+    body: {
+      limited: {
+        name: EXAMPLE_TOKEN.name,
+        scopes: ['plants:read', 'plants:write'],
+        expiresAt: EXAMPLE_TOKEN.expiresAt,
+        rateLimit: EXAMPLE_TOKEN.rateLimit,
+      },
+      plain: { name: 'reporting', scopes: ['plants:read'] },
+    },
+    success: { created: EXAMPLE_CREATED_TOKEN },
+    errors: {
+      400: {
+        name: ['Name not allowed', tokenBody({ name: 'two words', scopes: ['plants:read'] })],
+        scope: ['Unknown scope', tokenBody({ name: 'ci', scopes: ['plants:*'] })],
+        past: ['Expiry in the past', EXPIRES_AT_IN_PAST_MESSAGE],
+        rateLimit: [
+          'Rate limit out of range',
+          tokenBody({ name: 'ci', scopes: ['plants:read'], rateLimit: { requests: 0, perSeconds: 60 } }),
+        ],
+      },
+      409: { taken: ['Name taken', new TokenNameTakenError(EXAMPLE_TOKEN.name).message] },
+    },
+  },
+  revokeToken: {
+    errors: {
+      404: {
+        unknown: ['No active token has this name', tokenNotFound('reporting').message],
+        malformed: ['A name no token can have', operationParameters.tokenName.malformedMessage],
       },
     },
   },

@@ -1,10 +1,13 @@
 import {
+  CreatedTokenSchema,
   CreatedWebhookSchema,
   ErrorSchema,
   NewPlantSchema,
+  NewTokenSchema,
   NewWebhookSchema,
   PlantSchema,
   StoredPlantSchema,
+  TokenSchema,
   WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
   WebhookSchema,
@@ -22,6 +25,9 @@ const NAMED_SCHEMAS = {
   CreatedWebhook: CreatedWebhookSchema,
   WebhookDelivery: WebhookDeliverySchema,
   WebhookDeliveryAttempt: WebhookDeliveryAttemptSchema,
+  NewToken: NewTokenSchema,
+  Token: TokenSchema,
+  CreatedToken: CreatedTokenSchema,
 };
 
 type Json = JsonSchema & Record<string, unknown>;
@@ -64,7 +70,7 @@ function withoutDialect({ $schema: _dialect, $defs: _definitions, ...schema }: J
   return schema;
 }
 
-/** `components.schemas`: the plant, webhook and Error shapes, from the schema package. */
+/** `components.schemas`: the plant, webhook, token and Error shapes, from the schema package. */
 export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
   return toJsonSchemaDefs(NAMED_SCHEMAS, CONVERSION) as Record<keyof typeof NAMED_SCHEMAS, Json>;
 }

@@ -112,6 +112,7 @@ describe('the OpenAPI document', () => {
     const operations = operationsOf(served.document);
     expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
       'DELETE /plants/{id}',
+      'DELETE /tokens/{name}',
       'DELETE /webhooks/{id}',
       'GET /docs',
       'GET /healthz',
@@ -120,9 +121,11 @@ describe('the OpenAPI document', () => {
       'GET /plants',
       'GET /plants/{id}',
       'GET /readyz',
+      'GET /tokens',
       'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
       'POST /plants',
+      'POST /tokens',
       'POST /webhooks',
       'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
     ]);
@@ -134,14 +137,15 @@ describe('the OpenAPI document', () => {
         expect(Object.keys(operation.responses as Json)).toEqual(
           expect.arrayContaining(['400', '401', '403', '500', '503']),
         );
-      } else if (path.startsWith('/webhooks')) {
-        expect(security).toEqual([{ bearerAuth: ['webhooks:manage'] }]);
-        expect(operation.description).toContain('Requires the `webhooks:manage` scope.');
+      } else if (path.startsWith('/webhooks') || path.startsWith('/tokens')) {
+        const scope = path.startsWith('/webhooks') ? 'webhooks:manage' : 'tokens:manage';
+        expect(security).toEqual([{ bearerAuth: [scope] }]);
+        expect(operation.description).toContain(`Requires the \`${scope}\` scope.`);
         expect(Object.keys(operation.responses as Json)).toEqual(expect.arrayContaining(['401', '403', '500', '503']));
         expect(resolve(served.document, (operation.responses as Record<string, Json>)['403'] as Json)).toMatchObject({
           content: {
             'application/json': {
-              examples: { scope: { value: { error: 403, message: 'this token lacks the webhooks:manage scope' } } },
+              examples: { scope: { value: { error: 403, message: `this token lacks the ${scope} scope` } } },
             },
           },
         });

@@ -1,10 +1,13 @@
 import { ErrorCode, OPERATION_TAGS, PLANTS_PAGE_DEFAULT_LIMIT, SCOPE_DESCRIPTIONS, SCOPES } from '@plant-store/schema';
 import {
   AUTHENTICATION_REQUIRED_MESSAGE,
+  EXPIRED_TOKEN_MESSAGE,
   INVALID_TOKEN_MESSAGE,
   MISSING_SCHEME_MESSAGE,
   REALM,
+  tooManyFailuresMessage,
 } from '../middleware/bearer-auth.js';
+import { overLimitMessage } from '../middleware/limit-token-rate.js';
 import { EXAMPLE_NEXT_AFTER } from './examples.js';
 import { componentSchemas } from './json-schemas.js';
 import { errorContent, errorExample, JSON_TYPE, ref } from './openapi-parts.js';
@@ -30,12 +33,13 @@ export interface OpenApiDocumentOptions {
  */
 export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenApiDocumentOptions): OpenApiDocument {
   const unauthorized = {
-    description: 'No bearer token, or one that is not valid (unknown or revoked). `error` is 401.',
+    description: 'No bearer token, or one that is not valid (unknown, revoked or expired). `error` is 401.',
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
     content: errorContent([ErrorCode.NotAuthenticated], {
       missing: errorExample(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, 'No Authorization header'),
       scheme: errorExample(ErrorCode.NotAuthenticated, MISSING_SCHEME_MESSAGE, 'No Bearer scheme word'),
       invalid: errorExample(ErrorCode.NotAuthenticated, INVALID_TOKEN_MESSAGE, 'Unknown or revoked token'),
+      expired: errorExample(ErrorCode.NotAuthenticated, EXPIRED_TOKEN_MESSAGE, 'Expired token'),
     }),
   };
 
@@ -52,10 +56,11 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         'Compatible with the "OpenAPI Plant Store" sample interface 1.0.0.',
         '',
         "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
-        '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
+        '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 429 too many requests (retry after `Retry-After` seconds), 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
+        '- **Rate limits:** each token may send a number of requests per window: its own `rateLimit`, else the service\'s default. Every answer to an authenticated request carries the `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (`RateLimit-Policy: "token";q=1000;w=10`, `RateLimit: "token";r=998;t=7`: quota, window, remaining and seconds until the window ends); over the limit the answer is 429 with `Retry-After`. With several replicas the limit is shared through Redis when the service is configured with it. An address with too many failed authentications (20 a minute by default) is answered 429 for tokens that replica has not seen work, until its window ends.',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
         '- **Other paths and methods:** paths match exactly: case-sensitive, and a trailing slash makes another path (`/PLANTS` and `/plants/1/` answer 404). An unknown path answers 404 for every method, a known path with a method it does not serve 405 with an `Allow` header, both in the `Error` shape. As HTTP provides, `HEAD` is answered like `GET` without a body, and `OPTIONS` on a known path answers 200 with `Allow`. `/docs/` redirects to `/docs`, whose page loads its static files from `/docs/assets/`.',
-        `- **Authentication:** \`Authorization: Bearer <token>\`; tokens carry the scopes ${listed(SCOPES.map((scope) => `\`${scope}\``))}.`,
+        `- **Authentication:** \`Authorization: Bearer <token>\`; tokens carry the scopes ${listed(SCOPES.map((scope) => `\`${scope}\``))}. A token with \`tokens:manage\` issues, lists and revokes tokens under \`/tokens\`; a token may expire (\`expiresAt\`), and is refused from that instant with 401 \`error="invalid_token"\`.`,
         '- **Webhooks:** register a receiver with `POST /webhooks` (scope `webhooks:manage`); every plant created is then POSTed to it, signed as Standard Webhooks specify (see `webhooks` below, `/plant/webhook`), delivered at least once with retries. Its deliveries and their attempts are listed under `GET /webhooks/{id}/deliveries`.',
         "- **Request ids:** every response carries `X-Request-Id`: the one the request sent, when it is 1-128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Quote it when reporting a problem; it is in the service's logs.",
       ].join('\n'),
@@ -137,9 +142,42 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
           schema: { type: 'integer', minimum: 0 },
           example: 1,
         },
+        'RateLimit-Policy': {
+          description:
+            "The token's quota policy, as draft-ietf-httpapi-ratelimit-headers-10 writes it: `q` requests per window of `w` seconds (a Structured Field list).",
+          schema: { type: 'string' },
+          example: '"token";q=1000;w=10',
+        },
+        RateLimit: {
+          description:
+            "The token's service limit, as draft-ietf-httpapi-ratelimit-headers-10 writes it: `r` requests remain in this window, which ends in `t` seconds.",
+          schema: { type: 'string' },
+          example: '"token";r=0;t=7',
+        },
       },
       responses: {
         Unauthorized: unauthorized,
+        TooManyRequests: {
+          description:
+            "Too many requests: the token is over its rate limit (its own, else the service's default; the answer then carries the RateLimit fields), or the client's address has had too many failed authentications and sent a token this replica has not seen work. Retry after `Retry-After` seconds. `error` is 429.",
+          headers: {
+            'Retry-After': ref('headers/Retry-After'),
+            'RateLimit-Policy': ref('headers/RateLimit-Policy'),
+            RateLimit: ref('headers/RateLimit'),
+          },
+          content: errorContent([ErrorCode.TooManyRequests], {
+            token: errorExample(
+              ErrorCode.TooManyRequests,
+              overLimitMessage({ requests: 1000, perSeconds: 10 }, 7),
+              'Over the token’s rate limit',
+            ),
+            address: errorExample(
+              ErrorCode.TooManyRequests,
+              tooManyFailuresMessage(42),
+              'Too many failed authentications from the address',
+            ),
+          }),
+        },
         InternalError: {
           description: 'An unexpected server-side fault. `error` is 500.',
           content: errorContent([ErrorCode.Internal], {
@@ -162,7 +200,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: `An opaque token (\`pst_...\`) issued with \`pnpm run token create\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\` (${SCOPE_DESCRIPTIONS[scope]})`).join(', ')}.`,
+          description: `An opaque token (\`pst_...\`) issued with \`POST /tokens\` (scope \`tokens:manage\`) or \`pnpm run token create\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\` (${SCOPE_DESCRIPTIONS[scope]})`).join(', ')}.`,
         },
       },
     },

@@ -86,6 +86,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
         // COMMON_ERROR_CODES
         401: ref('responses/Unauthorized'),
         403: forbidden(scope),
+        429: ref('responses/TooManyRequests'),
         500: ref('responses/InternalError'),
         503: ref('responses/DatabaseUnavailable'),
       },

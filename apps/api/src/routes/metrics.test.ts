@@ -144,6 +144,13 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
     }
   });
 
+  it('counts the requests each token authenticated by its name and status, never the token', () => {
+    const count = (status: number) =>
+      sampleValue(scraped.samples, 'token_requests_total', { token: 'metrics', status: String(status) });
+    // The 401 had no token, and the unknown path and method never reached authentication.
+    expect([count(200), count(400), count(404), count(401)]).toEqual([4, 2, 1, undefined]);
+  });
+
   it('shows no token, id, name, raw path or client request id', () => {
     for (const secret of [token, 'pst_', ID, '404404', NAME, 'secret-path', CLIENT_REQUEST_ID]) {
       expect(scraped.text).not.toContain(secret);

@@ -6,7 +6,7 @@ import { type Handlers, mountOperations, type Page } from './mount-operations.js
 
 declare const router: Router<AppState>;
 declare const handlers: Handlers;
-const options = { authenticateToken: async () => null, bodyLimitBytes: 1024 };
+const options = { auth: { authenticate: async () => null }, bodyLimitBytes: 1024 };
 
 describe('mountOperations', () => {
   it('takes one handler for each declared operation', () => {

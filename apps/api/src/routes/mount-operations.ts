@@ -16,10 +16,11 @@ import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
-import { type AuthenticateToken, bearerAuth } from '../middleware/bearer-auth.js';
+import { type BearerAuthOptions, bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
 import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
+import { limitTokenRate, type TokenRateLimits } from '../middleware/limit-token-rate.js';
 import { jsonSchemaOf } from '../openapi/json-schemas.js';
 
 /** What a paged listing's handler answers: one page in ascending id order, and whether more follow. */
@@ -50,19 +51,26 @@ type ReadInput = (ctx: AppContext) => Record<string, unknown> | undefined;
 
 /**
  * Routes every operation of the contract to its handler, which must exist for each and only for
- * them. From the declaration: path and method, bearer auth with its scope (before the body is
- * read), the JSON body with its limit, validation of path, query and body, the success status
+ * them. From the declaration: path and method, bearer auth with its scope and the token's rate
+ * limit (before the body is read), the JSON body with its limit, validation of path, query and body, the success status
  * and a paged listing's next-page Link.
  */
 export function mountOperations<THandlers extends Handlers>(
   router: Router<AppState>,
   handlers: THandlers & Record<Exclude<keyof THandlers, OperationId>, never>,
-  options: { readonly authenticateToken: AuthenticateToken; readonly bodyLimitBytes: number },
+  options: {
+    readonly auth: BearerAuthOptions;
+    readonly bodyLimitBytes: number;
+    /** Per-token rate limits; absent: none (unit tests). */
+    readonly rateLimits?: TokenRateLimits | undefined;
+  },
 ): void {
+  const rateLimited = options.rateLimits ? [limitTokenRate(options.rateLimits)] : [];
   for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
     const middleware = [
       ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
-      bearerAuth(options.authenticateToken, operation.scope),
+      bearerAuth(options.auth, operation.scope),
+      ...rateLimited,
       ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
       runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
     ];

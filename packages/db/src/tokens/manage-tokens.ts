@@ -1,12 +1,22 @@
 import { TokenNotFoundError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
-import { type TokenRecord, tokenRecordSelect } from './token-record.js';
+import { type TokenRecord, tokenRecordSelect, toTokenRecord } from './token-record.js';
 
-/** Every token, revoked ones included, oldest first. */
-export async function listTokens(prisma: PrismaClient): Promise<TokenRecord[]> {
+export interface ListTokensOptions {
+  /** Also the revoked ones (the token command lists them; the HTTP listing does not). Default false. */
+  readonly includeRevoked?: boolean;
+}
+
+/** Tokens, oldest first: the active ones (expired ones included), or every one. */
+export async function listTokens(prisma: PrismaClient, options: ListTokensOptions = {}): Promise<TokenRecord[]> {
   try {
-    return await prisma.apiToken.findMany({ select: tokenRecordSelect, orderBy: { createdAt: 'asc' } });
+    const rows = await prisma.apiToken.findMany({
+      select: tokenRecordSelect,
+      ...(options.includeRevoked ? {} : { where: { revokedAt: null } }),
+      orderBy: [{ createdAt: 'asc' }, { name: 'asc' }],
+    });
+    return rows.map(toTokenRecord);
   } catch (error) {
     throw translateError(error);
   }
@@ -20,7 +30,7 @@ export async function revokeToken(prisma: PrismaClient, name: string): Promise<T
       data: { revokedAt: new Date() },
     });
     if (count === 0) throw new TokenNotFoundError(name);
-    return await prisma.apiToken.findUniqueOrThrow({ where: { name }, select: tokenRecordSelect });
+    return toTokenRecord(await prisma.apiToken.findUniqueOrThrow({ where: { name }, select: tokenRecordSelect }));
   } catch (error) {
     throw translateError(error);
   }

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTokenCache } from './token-cache.js';
-import type { TokenRecord } from './token-record.js';
+import type { AuthenticatedToken } from './token-record.js';
 
-const record: TokenRecord = {
+const record: AuthenticatedToken = {
   id: '00000000-0000-0000-0000-000000000001',
   name: 'cached',
   scopes: ['plants:read'],
-  createdAt: new Date(0),
-  revokedAt: null,
+  expiresAt: null,
+  rateLimit: null,
 };
 
 afterEach(() => {
@@ -74,5 +74,37 @@ describe('createTokenCache', () => {
     expect(lookUp).toHaveBeenCalledTimes(101);
     expect(await cache.authenticate('pst_bogus_0')).toBeNull();
     expect(lookUp).toHaveBeenCalledTimes(102);
+  });
+
+  it('knows the real tokens it has seen, past their TTL too, and never a made-up or revoked one', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    let revoked = false;
+    const lookUp = vi.fn(async (token: string) => (token === 'pst_real' && !revoked ? record : null));
+    const cache = createTokenCache(lookUp, { ttlMs: 1_000, maxEntries: 2, maxNegativeEntries: 2 });
+    expect(cache.knows('pst_real')).toBe(false);
+    await cache.authenticate('pst_real');
+    await cache.authenticate('pst_bogus');
+    expect(cache.knows('pst_real')).toBe(true);
+    expect(cache.knows('pst_bogus')).toBe(false);
+    // Stale: still known (a lookup will judge it again), and looked up again when asked.
+    vi.advanceTimersByTime(5_000);
+    expect(cache.knows('pst_real')).toBe(true);
+    revoked = true;
+    expect(await cache.authenticate('pst_real')).toBeNull();
+    expect(lookUp).toHaveBeenCalledTimes(3);
+    expect(cache.knows('pst_real')).toBe(false);
+  });
+
+  it('forgets only the unknown answers on forgetUnknown (a token issued here may have been tried before)', async () => {
+    let issued = false;
+    const lookUp = vi.fn(async (token: string) => (token === 'pst_real' || issued ? record : null));
+    const cache = createTokenCache(lookUp, { ttlMs: 60_000, maxEntries: 10 });
+    await cache.authenticate('pst_real');
+    expect(await cache.authenticate('pst_new')).toBeNull();
+    issued = true;
+    cache.forgetUnknown();
+    expect(await cache.authenticate('pst_new')).toEqual(record);
+    await cache.authenticate('pst_real');
+    expect(lookUp).toHaveBeenCalledTimes(3);
   });
 });

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { TokenRecord } from './token-record.js';
+import type { AuthenticatedToken } from './token-record.js';
 
 export interface TokenCacheOptions {
   /** How long an answer (a record, or "no such active token") is reused. 0 turns caching off. */
@@ -14,13 +14,21 @@ export interface TokenCacheOptions {
 }
 
 export interface TokenCache {
-  authenticate(token: string): Promise<TokenRecord | null>;
-  /** Forgets every answer (after a token is issued or revoked by this process). */
+  authenticate(token: string): Promise<AuthenticatedToken | null>;
+  /**
+   * Whether this process has seen `token` authenticate (its answer may be older than the TTL,
+   * and is then looked up again by `authenticate`): no query. For refusing lookups of tokens
+   * nobody has seen, while the tokens in use pass.
+   */
+  knows(token: string): boolean;
+  /** Forgets the "no such token" answers (after a token is issued by this process). */
+  forgetUnknown(): void;
+  /** Forgets every answer (after a token is revoked by this process). */
   clear(): void;
 }
 
 interface Entry {
-  readonly answer: Promise<TokenRecord | null>;
+  readonly answer: Promise<AuthenticatedToken | null>;
   readonly expiresAt: number;
 }
 
@@ -28,19 +36,22 @@ interface Entry {
  * Remembers token lookups for `ttlMs`, so that a busy client costs one query per token per
  * TTL instead of one per request; concurrent lookups of one token share one query. Keys are the
  * token's SHA-256, never the token. Real tokens and unknown ones are remembered in separate maps
- * with separate bounds, so no number of made-up tokens can push a real one out. Failures
- * (database unavailable) are not remembered. A token revoked by another process (the token
- * command, another replica) stops working within `ttlMs`.
+ * with separate bounds, so no number of made-up tokens can push a real one out; a real token's
+ * answer stays in its map past its TTL (until newer ones push it out), so that `knows` can tell
+ * it from a made-up one. Failures (database unavailable) are not remembered. A token revoked by
+ * another process (the token command, another replica) stops working within `ttlMs`.
  */
 export function createTokenCache(
-  lookUp: (token: string) => Promise<TokenRecord | null>,
+  lookUp: (token: string) => Promise<AuthenticatedToken | null>,
   options: TokenCacheOptions,
 ): TokenCache {
   const known = new Map<string, Entry>();
   const unknown = new Map<string, Entry>();
-  const pending = new Map<string, Promise<TokenRecord | null>>();
+  const pending = new Map<string, Promise<AuthenticatedToken | null>>();
   const maxUnknown = options.maxNegativeEntries ?? options.maxEntries;
   const remember = (entries: Map<string, Entry>, key: string, entry: Entry, max: number) => {
+    // Newest last: the first key is the one to drop.
+    entries.delete(key);
     entries.set(key, entry);
     while (entries.size > max) {
       const oldest = entries.keys().next().value;
@@ -48,18 +59,15 @@ export function createTokenCache(
       entries.delete(oldest);
     }
   };
+  // One-shot hashing: no Hash object per request (this runs on every authenticated call).
+  const keyOf = (token: string) => hash('sha256', token, 'base64');
   return {
     authenticate(token) {
       if (options.ttlMs <= 0) return lookUp(token);
-      // One-shot hashing: no Hash object per request (this runs on every authenticated call).
-      const key = hash('sha256', token, 'base64');
+      const key = keyOf(token);
       const now = performance.now();
-      for (const entries of [known, unknown]) {
-        const cached = entries.get(key);
-        if (cached === undefined) continue;
-        if (cached.expiresAt > now) return cached.answer;
-        entries.delete(key);
-      }
+      const cached = known.get(key) ?? unknown.get(key);
+      if (cached !== undefined && cached.expiresAt > now) return cached.answer;
       const inFlight = pending.get(key);
       if (inFlight !== undefined) return inFlight;
       const answer = lookUp(token);
@@ -69,14 +77,26 @@ export function createTokenCache(
         (record) => {
           if (pending.get(key) !== answer) return;
           pending.delete(key);
-          if (record === null) remember(unknown, key, { answer, expiresAt }, maxUnknown);
-          else remember(known, key, { answer, expiresAt }, options.maxEntries);
+          if (record === null) {
+            known.delete(key);
+            remember(unknown, key, { answer, expiresAt }, maxUnknown);
+          } else {
+            unknown.delete(key);
+            remember(known, key, { answer, expiresAt }, options.maxEntries);
+          }
         },
         () => {
           if (pending.get(key) === answer) pending.delete(key);
         },
       );
       return answer;
+    },
+    knows(token) {
+      return known.has(keyOf(token));
+    },
+    forgetUnknown() {
+      unknown.clear();
+      pending.clear();
     },
     clear() {
       known.clear();

@@ -10,6 +10,7 @@ export type SuccessStatus = 200 | 201 | 202 | 204;
 export const OPERATION_TAGS = {
   plants: 'The plants in the store',
   webhooks: 'Receivers of plant-created events, and their deliveries',
+  tokens: 'Bearer tokens: issued, listed and revoked by an administrator token',
 } as const;
 
 /**
@@ -50,8 +51,12 @@ export interface OperationDeclaration {
   readonly clientFaultsAs400?: true;
 }
 
-/** Every operation may answer: no valid token (401), a token without the scope (403), a fault (500), the database away (503). */
-export const COMMON_ERROR_CODES = [401, 403, 500, 503] as const satisfies readonly ErrorCode[];
+/**
+ * Every operation may answer: no valid token (401), a token without the scope (403), too many
+ * requests for the token's rate limit or too many failed authentications from the client's
+ * address (429), a fault (500), the database away (503).
+ */
+export const COMMON_ERROR_CODES = [401, 403, 429, 500, 503] as const satisfies readonly ErrorCode[];
 /** An operation with a body may also answer: larger than the limit (413), not JSON in UTF-8 (415). */
 export const BODY_ERROR_CODES = [413, 415] as const satisfies readonly ErrorCode[];
 /** The failures caused by what the client sent: what `clientFaultsAs400` answers with HTTP 400. */

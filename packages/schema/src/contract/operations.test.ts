@@ -10,7 +10,7 @@ describe('the operations table', () => {
   it('declares each method and path once', () => {
     const keys = entries.map(([, operation]) => `${operation.method} ${operation.path}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(keys).toHaveLength(9);
+    expect(keys).toHaveLength(12);
   });
 
   it.each(entries)('%s: names every {parameter} of its path, in order, and no other path parameter', (_, operation) => {
@@ -47,8 +47,8 @@ describe('the operations table', () => {
 });
 
 describe('the scopes', () => {
-  it('are the three the tokens carry, each described', () => {
-    expect(SCOPES).toEqual(['plants:read', 'plants:write', 'webhooks:manage']);
+  it('are the four the tokens carry, each described', () => {
+    expect(SCOPES).toEqual(['plants:read', 'plants:write', 'webhooks:manage', 'tokens:manage']);
     for (const scope of SCOPES) expect(SCOPE_DESCRIPTIONS[scope]).not.toBe('');
     expect(isScope('plants:read')).toBe(true);
     expect(isScope('toString')).toBe(false);

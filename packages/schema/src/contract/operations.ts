@@ -1,6 +1,13 @@
 import { ListPlantsQuerySchema, PlantListSchema } from '../list.js';
 import { NewPlantSchema, StoredPlantSchema } from '../plant.js';
 import {
+  CreatedTokenSchema,
+  NewTokenSchema,
+  TOKEN_RATE_LIMIT_MAX_REQUESTS,
+  TOKEN_RATE_LIMIT_MAX_SECONDS,
+  TokenListSchema,
+} from '../token.js';
+import {
   CreatedWebhookSchema,
   ListDeliveriesQuerySchema,
   NewWebhookSchema,
@@ -162,6 +169,54 @@ export const operations = {
       400: 'The path deliveryId is not an int64.',
       404: 'This webhook has no delivery with this id (or there is no such webhook).',
     },
+  },
+  listTokens: {
+    method: 'GET',
+    path: '/tokens',
+    tag: 'tokens',
+    scope: 'tokens:manage',
+    summary: 'List tokens',
+    description: [
+      'Every token that is not revoked, oldest first: expired ones too, until they are revoked. Never the tokens themselves.',
+      '`lastUsedAt` is written in batches, about once a minute by each replica: it may be up to a minute behind.',
+    ].join(' '),
+    success: { status: 200, description: 'The tokens, oldest first.', schema: TokenListSchema },
+    errors: {},
+  },
+  createToken: {
+    method: 'POST',
+    path: '/tokens',
+    tag: 'tokens',
+    scope: 'tokens:manage',
+    summary: 'Issue a token',
+    description: [
+      'Issues a bearer token with the given scopes, optionally expiring at `expiresAt` and with a rate limit of its own.',
+      'The answer carries the token itself as `token`, shown this once only: the service keeps only its hash.',
+      `A rate limit is at most ${TOKEN_RATE_LIMIT_MAX_REQUESTS} requests per window of 1 to ${TOKEN_RATE_LIMIT_MAX_SECONDS} seconds; without one the service's default applies.`,
+      'Names are never reused: a revoked token keeps its name.',
+    ].join(' '),
+    body: { schema: NewTokenSchema, description: 'The token to issue' },
+    success: {
+      status: 201,
+      description: "Issued: the token's record and the token itself (shown this once only).",
+      schema: CreatedTokenSchema,
+    },
+    errors: {
+      400: 'The body is refused: a missing or ill-formed field, an unknown or repeated scope, an `expiresAt` that is not in the future, or a rate limit out of range.',
+      409: 'A token with this name exists or existed (revoked names are not reused).',
+    },
+  },
+  revokeToken: {
+    method: 'DELETE',
+    path: '/tokens/{name}',
+    tag: 'tokens',
+    scope: 'tokens:manage',
+    summary: 'Revoke a token',
+    description:
+      'Revokes the token: it stops authenticating at once on the replica that answers, and within 5 seconds on every other (their token caches). Its name stays taken.',
+    parameters: ['tokenName'],
+    success: { status: 204, description: 'Revoked' },
+    errors: { 404: 'No active token has this name (it was never issued, or is revoked already).' },
   },
 } as const satisfies Record<string, OperationDeclaration>;
 

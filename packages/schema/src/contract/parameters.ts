@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import { ListPlantsQuerySchema, PLANTS_PAGE_DEFAULT_LIMIT, PLANTS_PAGE_MAX_LIMIT } from '../list.js';
 import { PlantIdSchema } from '../plant.js';
+import { TokenNameSchema } from '../token.js';
 import {
   DELIVERIES_PAGE_DEFAULT_LIMIT,
   DELIVERIES_PAGE_MAX_LIMIT,
@@ -66,6 +67,13 @@ export const operationParameters = {
     name: 'limit',
     description: limitDescription(DELIVERIES_PAGE_DEFAULT_LIMIT, DELIVERIES_PAGE_MAX_LIMIT),
     schema: ListDeliveriesQuerySchema.entries.limit,
+  },
+  tokenName: {
+    in: 'path',
+    name: 'name',
+    description: 'The name of the token',
+    schema: TokenNameSchema,
+    malformedMessage: 'no token has this name (token names are 1-100 letters, digits, ".", "_" or "-")',
   },
   deliveriesAfter: {
     in: 'query',
