@@ -15,7 +15,12 @@ import { type BuiltService, startBuiltService } from './built-service.js';
 
 const execFileAsync = promisify(execFile);
 /** Each command of the setup has a deadline of its own, so that a hang fails naming the command. */
-const COMMAND_TIMEOUT_MS = 90_000;
+const COMMAND_TIMEOUT_MS = 150_000;
+/**
+ * npm's own deadline for one registry request (its default is 5 minutes): a request that stalls
+ * (seen once on a fresh machine: the whole install hung past 90 s) is retried soon instead.
+ */
+const NPM_FETCH_SETTINGS = ['--fetch-timeout=15000', '--fetch-retry-mintimeout=1000', '--fetch-retry-maxtimeout=5000'];
 
 function run(command: string, args: readonly string[], options: { readonly cwd?: string } = {}) {
   const started = performance.now();
@@ -116,6 +121,7 @@ beforeAll(async () => {
       '--no-audit',
       '--no-fund',
       '--loglevel=error',
+      ...NPM_FETCH_SETTINGS,
       tarballs.schema,
       tarballs.client,
       `valibot@${valibot}`,
