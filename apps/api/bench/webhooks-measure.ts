@@ -160,6 +160,54 @@ export async function measureBacklog(
   });
 }
 
+/** What many subscriptions cost the creates: the same burst with none and with `subscriptions`. */
+export interface FanOutResult {
+  readonly engine: Engine;
+  readonly subscriptions: number;
+  readonly creates: number;
+  readonly failedCreates: number;
+  readonly createsPerSecond: number;
+  /** Over the burst: the service, the bench process and the machine. */
+  readonly cpu: CpuShare;
+}
+
+/**
+ * `subscriptions` subscriptions (0: none), all to one receiver that answers at once; a burst of
+ * `creates` from `concurrency` callers, as in measureBacklog, timed to its last answer. The
+ * dispatcher runs meanwhile, in the same process, fanning out and delivering: what a create
+ * costs with them, everything included. Deliveries are not waited for (100 subscriptions make
+ * 100 per create).
+ */
+export async function measureFanOut(
+  api: ServiceApi,
+  engine: Engine,
+  nextId: () => bigint,
+  subscriptions: number,
+  settings: BacklogSettings,
+): Promise<FanOutResult> {
+  const receiver = await startReceiver();
+  const webhookIds: string[] = [];
+  try {
+    for (let index = 0; index < subscriptions; index += 1) {
+      webhookIds.push(await subscribe(api, `${receiver.url}?subscription=${index}`));
+    }
+    const cpu = await startCpuWindow({ serverPid: api.pid, generatorPid: undefined });
+    const burst = await sendBurst(api, nextId, settings.creates, settings.concurrency);
+    const cpuShare = await cpu.stop();
+    return {
+      engine,
+      subscriptions,
+      creates: burst.answers.size,
+      failedCreates: burst.failed,
+      createsPerSecond: burst.answers.size / (burst.elapsedMs / 1000),
+      cpu: cpuShare,
+    };
+  } finally {
+    for (const webhookId of webhookIds) await unsubscribe(api, webhookId).catch(() => {});
+    await receiver.close();
+  }
+}
+
 /** Starts and subscribes `count` receivers for `work`; then unsubscribes and stops them. */
 async function withReceivers<T>(
   api: ServiceApi,

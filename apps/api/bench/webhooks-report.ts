@@ -1,7 +1,13 @@
 import { type Column, formatColumns, formatCpu, formatMs, formatRate } from './figures.js';
 import type { MachineInfo } from './report.js';
 import type { Failure } from './results-model.js';
-import type { BacklogResult, BacklogSettings, LatencyResult, LatencySettings } from './webhooks-measure.js';
+import type {
+  BacklogResult,
+  BacklogSettings,
+  FanOutResult,
+  LatencyResult,
+  LatencySettings,
+} from './webhooks-measure.js';
 
 export function formatLatencyTable(results: readonly LatencyResult[], settings: LatencySettings): string {
   const title =
@@ -71,12 +77,42 @@ export function formatBacklogTable(results: readonly BacklogResult[], settings: 
   return `${title}\n${formatColumns(columns, rows)}`;
 }
 
+export function formatFanOutTable(results: readonly FanOutResult[], settings: BacklogSettings): string {
+  const title =
+    `Creates and subscriptions: ${formatRate(settings.creates)} creates from ${settings.concurrency} callers, ` +
+    'with N subscriptions (all to one receiver), the dispatcher fanning out and delivering in the same process ' +
+    '(ratio: creates/s against the run with none on the same engine)';
+  const columns: readonly Column[] = [
+    ['engine', 'left'],
+    ['subscriptions', 'right'],
+    ['creates', 'right'],
+    ['creates/s', 'right'],
+    ['ratio', 'right'],
+    ['failed creates', 'right'],
+    ['CPU% srv/gen/all', 'right'],
+  ];
+  const rows = results.map((result) => {
+    const none = results.find((other) => other.engine === result.engine && other.subscriptions === 0);
+    return [
+      result.engine,
+      String(result.subscriptions),
+      String(result.creates),
+      formatRate(result.createsPerSecond),
+      none ? (result.createsPerSecond / none.createsPerSecond).toFixed(2) : '-',
+      String(result.failedCreates),
+      formatCpu(result.cpu),
+    ];
+  });
+  return `${title}\n${formatColumns(columns, rows)}`;
+}
+
 export interface WebhooksJsonReport {
   readonly date: string;
   readonly machine: MachineInfo;
   readonly settings: Record<string, unknown>;
   readonly latency: readonly Record<string, unknown>[];
   readonly backlog: readonly Record<string, unknown>[];
+  readonly fanOut: readonly Record<string, unknown>[];
   readonly failures: readonly Failure[];
 }
 
@@ -87,6 +123,7 @@ export function toWebhooksJson(
   serviceEnv: Readonly<Record<string, string>>,
   latency: readonly LatencyResult[],
   backlog: readonly BacklogResult[],
+  fanOut: readonly FanOutResult[],
   failures: readonly Failure[],
 ): WebhooksJsonReport {
   return {
@@ -119,6 +156,7 @@ export function toWebhooksJson(
       perReceiverPerSecond: round(result.deliveriesPerSecond / result.receivers, 1),
       drainAfterLastCreateMs: round(result.drainAfterLastCreateMs, 1),
     })),
+    fanOut: fanOut.map((result) => ({ ...result, createsPerSecond: round(result.createsPerSecond, 1) })),
     failures,
   };
 }

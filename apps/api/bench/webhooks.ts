@@ -6,8 +6,10 @@
  *    time from the create's 200 to the receiver getting the POST;
  * 2. backlog: a burst of creates from many callers, to 1 and then 4 receivers; creates/s, the
  *    dispatcher's deliveries/s, how long the backlog took to drain, and that every plant id
- *    arrived (and how many twice).
- * Prints two tables and writes the same as JSON (bench/results/webhooks-latest.json).
+ *    arrived (and how many twice);
+ * 3. fan-out: the same burst with no subscription and with 100, creates/s side by side (the
+ *    deliveries are the dispatcher's to write, not the create's).
+ * Prints three tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -26,12 +28,14 @@ import type { ServiceApi } from './webhooks-client.js';
 import {
   type BacklogResult,
   type BacklogSettings,
+  type FanOutResult,
   type LatencyResult,
   type LatencySettings,
   measureBacklog,
+  measureFanOut,
   measureLatency,
 } from './webhooks-measure.js';
-import { formatBacklogTable, formatLatencyTable, toWebhooksJson } from './webhooks-report.js';
+import { formatBacklogTable, formatFanOutTable, formatLatencyTable, toWebhooksJson } from './webhooks-report.js';
 
 const USAGE = `Usage: pnpm bench:webhooks [-- options]   (or: pnpm --filter @plant-store/api bench:webhooks [options])
 
@@ -43,6 +47,7 @@ const USAGE = `Usage: pnpm bench:webhooks [-- options]   (or: pnpm --filter @pla
   --creates N            backlog: creates in the burst         (default 3000)
   --concurrency N        backlog: creates in flight at once    (default 32)
   --receivers LIST       backlog: receiver counts, one run each (default 1,4)
+  --fan-out LIST         fan-out: subscription counts, one burst each (default 0,100; "" skips)
   --output FILE          JSON results                          (default bench/results/webhooks-latest.json)
   --help                 this text`;
 
@@ -55,6 +60,7 @@ interface WebhooksBenchOptions {
   readonly latency: LatencySettings;
   readonly backlog: BacklogSettings;
   readonly receiverCounts: readonly number[];
+  readonly fanOutCounts: readonly number[];
   readonly outputFile: string;
 }
 
@@ -104,6 +110,7 @@ async function main(): Promise<number> {
 
   const latency: LatencyResult[] = [];
   const backlog: BacklogResult[] = [];
+  const fanOut: FanOutResult[] = [];
   const failures: Failure[] = [];
   // One sequence for the whole run: no id is created twice, whichever engine.
   const nextId = createIdSequence();
@@ -129,6 +136,17 @@ async function main(): Promise<number> {
                 `${Math.round(result.deliveriesPerSecond)} deliveries/s, missing ${result.missing}`,
             );
           }
+          for (const subscriptions of options.fanOutCounts) {
+            const result = await runStage(failures, `${engine}: creates with ${subscriptions} subscriptions`, () =>
+              measureFanOut(api, engine, nextId, subscriptions, options.backlog),
+            );
+            if (result === undefined) continue;
+            fanOut.push(result);
+            progress(
+              `  ${engine}, ${subscriptions} subscriptions: ${Math.round(result.createsPerSecond)} creates/s, ` +
+                `failed ${result.failedCreates}`,
+            );
+          }
         }),
       );
     }
@@ -143,9 +161,18 @@ async function main(): Promise<number> {
       failures.push({ stage, message: `${result.unreadable} deliveries had no plant id in their body` });
     }
   }
+  for (const result of fanOut) {
+    if (result.failedCreates > 0) {
+      failures.push({
+        stage: `${result.engine}: creates with ${result.subscriptions} subscriptions`,
+        message: `${result.failedCreates} creates did not answer 200`,
+      });
+    }
+  }
   const failureLines = failures.map((failure) => `ERROR  ${failure.stage}: ${failure.message}`);
   process.stdout.write(
     `\n${formatLatencyTable(latency, options.latency)}\n\n${formatBacklogTable(backlog, options.backlog)}\n` +
+      `\n${formatFanOutTable(fanOut, options.backlog)}\n` +
       `${failureLines.length > 0 ? `\n${failureLines.join('\n')}\n` : ''}\n` +
       `${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, 1-min load average at start ` +
       `${machine.loadAverageAtStart}; the bench (callers and receivers), the service and PostgreSQL share these CPUs.\n`,
@@ -157,6 +184,7 @@ async function main(): Promise<number> {
     SERVICE_WEBHOOK_ENV,
     latency,
     backlog,
+    fanOut,
     failures,
   );
   await mkdir(dirname(options.outputFile), { recursive: true });
@@ -235,6 +263,7 @@ function loadOptions(argv: readonly string[]): WebhooksBenchOptions {
       creates: { type: 'string' },
       concurrency: { type: 'string' },
       receivers: { type: 'string' },
+      'fan-out': { type: 'string' },
       output: { type: 'string' },
     },
     strict: true,
@@ -257,6 +286,10 @@ function loadOptions(argv: readonly string[]): WebhooksBenchOptions {
       deliveryTimeoutMs: 120_000,
     },
     receiverCounts: (values.receivers ?? '1,4').split(',').map((item) => parseInteger(item.trim(), 'receivers', 1, 16)),
+    fanOutCounts: (values['fan-out'] ?? '0,100')
+      .split(',')
+      .filter((item) => item.trim() !== '')
+      .map((item) => parseInteger(item.trim(), 'fan-out', 0, 100)),
     outputFile: values.output ?? fileURLToPath(new URL('results/webhooks-latest.json', import.meta.url)),
   };
 }
@@ -276,7 +309,7 @@ function parseInteger(text: string, name: string, min: number, max: number): num
  */
 function estimateMinutes(options: WebhooksBenchOptions): number {
   const deliveries = options.receiverCounts.reduce((total, count) => total + count * options.backlog.creates, 0);
-  const perEngine = 15 + options.latency.seconds + deliveries / 300;
+  const perEngine = 15 + options.latency.seconds + deliveries / 300 + options.fanOutCounts.length * 10;
   return Math.max(1, Math.ceil((perEngine * options.base.engines.length) / 60));
 }
 

@@ -232,6 +232,9 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       expect(nudges).toBe(1);
 
       const claimOptions = { limit: 10, perWebhookLimit: 4, leaseMs: 60_000, excludeWebhookIds: [] };
+      // Nothing to claim until the dispatcher's fan-out has written the deliveries.
+      expect(await db.claimDeliveries(claimOptions)).toEqual([]);
+      expect(await db.fanOutEvents({ maxDeliveries: 1024 })).toEqual({ events: 1, deliveries: 1 });
       const [claim, ...more] = await db.claimDeliveries(claimOptions);
       expect(more).toEqual([]);
       expect(claim).toMatchObject({
@@ -259,6 +262,7 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
           'createPlant',
           'createWebhook',
           'listWebhooks',
+          'fanOutEvents',
           'claimDeliveries',
           'recordAttempt',
           'listDeliveries',
@@ -319,6 +323,7 @@ describe.each(testEngines())('tracing hooks on %s', (engine) => {
 
       // The dispatcher's calls run outside any request: the tracer declines them.
       inRequest = false;
+      await db.fanOutEvents({ maxDeliveries: 1024 });
       const claims = await db.claimDeliveries({
         limit: 10,
         perWebhookLimit: 10,

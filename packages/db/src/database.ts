@@ -32,9 +32,10 @@ import type { AuthenticatedToken, TokenRecord } from './tokens/token-record.js';
 import { createTokenUseRecorder } from './tokens/token-use.js';
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
 import { createWebhook } from './webhooks/create-webhook.js';
+import { type FanOutOptions, type FanOutResult, fanOutEvents } from './webhooks/fan-out-events.js';
 import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
 import { deleteWebhook, listWebhooks } from './webhooks/manage-webhooks.js';
-import { recordAttempt, releaseClaim } from './webhooks/record-attempt.js';
+import { createAttemptRecorder, releaseClaim } from './webhooks/record-attempt.js';
 import { deleteOldWebhookData, type RetentionOptions, type RetentionResult } from './webhooks/retention.js';
 import type {
   AttemptOutcome,
@@ -74,7 +75,7 @@ export interface DatabaseOptions {
   /**
    * Called synchronously after each create statement that recorded webhook events has
    * committed, before those creates are answered: the webhook dispatcher's nudge (the new
-   * deliveries are due now). Never called while no subscription exists, so an idle dispatcher
+   * events are to be fanned out and delivered now). Never called while no subscription exists, so an idle dispatcher
    * costs the creates nothing.
    */
   readonly onWebhookEvents?: () => void;
@@ -133,9 +134,17 @@ export interface Database {
   listDeliveries(webhookId: string, query: { limit: number; after?: bigint }): Promise<DeliveryPage | null>;
   /** Re-queues a delivery (any status) to be attempted now; null when that webhook has no such delivery. */
   resendDelivery(webhookId: string, deliveryId: bigint): Promise<DeliveryRecord | null>;
+  /**
+   * Writes the deliveries of one batch of webhook events not fanned out yet, one per
+   * subscription (see fanOutEvents): the dispatcher's step before it claims.
+   */
+  fanOutEvents(options: FanOutOptions): Promise<FanOutResult>;
   /** Leases due deliveries to this caller (see claimDeliveries). */
   claimDeliveries(options: ClaimOptions): Promise<ClaimedDelivery[]>;
-  /** Records an attempt under its lease; false (nothing written) when the lease was lost. */
+  /**
+   * Records an attempt under its lease; false (nothing written) when the lease was lost.
+   * Attempts finishing together are written by one statement (see createAttemptRecorder).
+   */
   recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
   /** Gives a lease back without an attempt (shutdown). */
   releaseClaim(claim: ClaimedDelivery): Promise<void>;
@@ -259,6 +268,8 @@ const MAX_READ_BATCH = 256;
 const MAX_QUEUED_CREATES = 4_096;
 /** A create that waited this long for its statement to start answers 503 (well within 2 s). */
 const MAX_CREATE_WAIT_MS = 1_000;
+/** Most webhook attempts one statement records. */
+const MAX_ATTEMPT_BATCH = 256;
 /** How long a token lookup is reused: a revocation elsewhere takes effect within this. */
 const TOKEN_CACHE_TTL_MS = 5_000;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
@@ -285,6 +296,7 @@ function createDatabase(
     ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
   });
   const reader = createPlantReader(sql, { maxBatchSize: MAX_READ_BATCH });
+  const attempts = createAttemptRecorder(sql, { maxBatchSize: MAX_ATTEMPT_BATCH });
   // Timed and traced inside the cache: the metric and the spans show the database's lookups, not
   // the cache's answers.
   const lookUpToken = observed(DATABASE_OPERATIONS.authenticateToken, { observe, trace }, (token: string) =>
@@ -333,8 +345,9 @@ function createDatabase(
     deleteWebhook: (id) => deleteWebhook(prisma, id),
     listDeliveries: (webhookId, query) => listDeliveries(prisma, webhookId, query),
     resendDelivery: (webhookId, deliveryId) => resendDelivery(prisma, webhookId, deliveryId),
+    fanOutEvents: (options) => fanOutEvents(sql, options),
     claimDeliveries: (options) => claimDeliveries(sql, options),
-    recordAttempt: (claim, outcome) => recordAttempt(sql, claim, outcome),
+    recordAttempt: (claim, outcome) => attempts.record(claim, outcome),
     releaseClaim: (claim) => releaseClaim(sql, claim),
     deleteOldWebhookData: (options) => deleteOldWebhookData(sql, options),
     async ping() {
@@ -371,6 +384,7 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     deleteWebhook: observed(ops.deleteWebhook, instruments, db.deleteWebhook),
     listDeliveries: observed(ops.listDeliveries, instruments, db.listDeliveries),
     resendDelivery: observed(ops.resendDelivery, instruments, db.resendDelivery),
+    fanOutEvents: observed(ops.fanOutEvents, instruments, db.fanOutEvents),
     claimDeliveries: observed(ops.claimDeliveries, instruments, db.claimDeliveries),
     recordAttempt: observed(ops.recordAttempt, instruments, db.recordAttempt),
     releaseClaim: observed(ops.releaseClaim, instruments, db.releaseClaim),

@@ -30,6 +30,7 @@ export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/t
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
 export type { ClaimOptions } from './webhooks/claim-deliveries.js';
 export { WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
+export type { FanOutOptions, FanOutResult } from './webhooks/fan-out-events.js';
 export { receiverOrigin } from './webhooks/receiver-origin.js';
 export type { RetentionOptions, RetentionResult } from './webhooks/retention.js';
 export type {

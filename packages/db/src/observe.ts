@@ -46,6 +46,7 @@ export const DATABASE_OPERATIONS = {
   deleteWebhook: { name: 'deleteWebhook', statement: 'DELETE', table: 'webhook_subscriptions' },
   listDeliveries: { name: 'listDeliveries', statement: 'SELECT', table: 'webhook_deliveries' },
   resendDelivery: { name: 'resendDelivery', statement: 'UPDATE', table: 'webhook_deliveries' },
+  fanOutEvents: { name: 'fanOutEvents', statement: 'INSERT', table: 'webhook_deliveries' },
   claimDeliveries: { name: 'claimDeliveries', statement: 'UPDATE', table: 'webhook_deliveries' },
   recordAttempt: { name: 'recordAttempt', statement: 'UPDATE', table: 'webhook_deliveries' },
   releaseClaim: { name: 'releaseClaim', statement: 'UPDATE', table: 'webhook_deliveries' },

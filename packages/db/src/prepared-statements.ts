@@ -11,7 +11,8 @@ import {
 import type { SqlRunner } from './sql-runner.js';
 import { AUTHENTICATE_TOKEN_SQL } from './tokens/authenticate-token.js';
 import { CLAIM_DELIVERIES_SQL } from './webhooks/claim-deliveries.js';
-import { RECORD_ATTEMPT_SQL } from './webhooks/record-attempt.js';
+import { FAN_OUT_EVENTS_SQL } from './webhooks/fan-out-events.js';
+import { RECORD_ATTEMPTS_SQL } from './webhooks/record-attempt.js';
 
 /**
  * The statements each PostgreSQL connection prepares once and then only binds: every statement the
@@ -32,7 +33,8 @@ const PREPARED_STATEMENTS: ReadonlyMap<string, string> = new Map([
   [DELETE_PLANT_SQL, 'plant_store_delete_plant'],
   [AUTHENTICATE_TOKEN_SQL, 'plant_store_authenticate_token'],
   [CLAIM_DELIVERIES_SQL, 'plant_store_claim_deliveries'],
-  [RECORD_ATTEMPT_SQL, 'plant_store_record_attempt'],
+  [FAN_OUT_EVENTS_SQL, 'plant_store_fan_out_events'],
+  [RECORD_ATTEMPTS_SQL, 'plant_store_record_attempts'],
 ]);
 
 /** The pool as a SqlRunner that sends the statements above as named (prepared) statements. */

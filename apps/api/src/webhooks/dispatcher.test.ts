@@ -35,20 +35,25 @@ interface FakeDelivery {
 class FakeStore implements DeliveryStore {
   readonly deliveries: FakeDelivery[] = [];
   readonly released: ClaimedDelivery[] = [];
+  /** Events not fanned out yet: the subscriptions they go to, and the plant. */
+  readonly events: Array<{ readonly webhooks: readonly Subscription[]; readonly plantId: bigint }> = [];
   claimCalls = 0;
+  fanOutCalls = 0;
   /** Throw DatabaseUnavailableError from claimDeliveries while set. */
   unavailable = false;
+  /** Throw DatabaseUnavailableError from fanOutEvents while set. */
+  fanOutUnavailable = false;
   /** Answer recordAttempt with false (the lease was taken over) while set. */
   leasesLost = false;
   private nextId = 1n;
 
-  add(webhook: { id: string; url: string; secret: string }, plantId: bigint): FakeDelivery {
+  add(webhook: Subscription, plantId: bigint, eventId = `msg_${randomUUID()}`): FakeDelivery {
     const delivery: FakeDelivery = {
       id: this.nextId++,
       webhookId: webhook.id,
       url: webhook.url,
       secret: webhook.secret,
-      eventId: `msg_${randomUUID()}`,
+      eventId,
       payload: `{"id":${plantId},"name":"Monstera"}`,
       status: 'pending',
       dueAt: 0,
@@ -57,6 +62,22 @@ class FakeStore implements DeliveryStore {
     };
     this.deliveries.push(delivery);
     return delivery;
+  }
+
+  /** An event to fan out to `webhooks` (a create's outbox row). */
+  publish(webhooks: readonly Subscription[], plantId: bigint): void {
+    this.events.push({ webhooks, plantId });
+  }
+
+  /** One event a call: the dispatcher must keep going while events are waiting. */
+  async fanOutEvents(): Promise<{ events: number; deliveries: number }> {
+    this.fanOutCalls += 1;
+    if (this.fanOutUnavailable) throw new DatabaseUnavailableError();
+    const event = this.events.shift();
+    if (event === undefined) return { events: 0, deliveries: 0 };
+    const eventId = `msg_${randomUUID()}`;
+    for (const webhook of event.webhooks) this.add(webhook, event.plantId, eventId);
+    return { events: 1, deliveries: event.webhooks.length };
   }
 
   async claimDeliveries(options: Parameters<DeliveryStore['claimDeliveries']>[0]): Promise<ClaimedDelivery[]> {
@@ -123,7 +144,13 @@ async function receiver(): Promise<WebhookReceiver> {
   return started;
 }
 
-function subscription(url: string) {
+interface Subscription {
+  readonly id: string;
+  readonly url: string;
+  readonly secret: string;
+}
+
+function subscription(url: string): Subscription {
   return { id: randomUUID(), url, secret: `whsec_${randomBytes(32).toString('base64')}` };
 }
 
@@ -320,6 +347,56 @@ describe('createWebhookDispatcher', () => {
     // One at a time (perWebhookConcurrency 1): each finished delivery sets off the next claim.
     await eventually(() => deliveries.every((delivery) => delivery.status === 'delivered'), 2_000);
     expect(hooks.received.map((request) => request.body)).toEqual(deliveries.map((delivery) => delivery.payload));
+  });
+
+  it('fans out waiting events when it starts, when nudged and when it polls, each before it claims', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    const webhooks = [subscription(hooks.url), subscription(hooks.url)];
+    // Written before the dispatcher started (another replica's, or before a restart).
+    store.publish(webhooks, 1n);
+    store.publish(webhooks, 2n);
+    const { dispatcher } = dispatch(store, { pollMs: 60_000 });
+    await hooks.waitFor(4);
+
+    store.publish(webhooks, 3n);
+    dispatcher.nudge();
+    await hooks.waitFor(6);
+    const bodies = hooks.received.map((request) => request.body);
+    for (const id of [1, 2, 3]) expect(bodies.filter((body) => body.includes(`"id":${id},`))).toHaveLength(2);
+    // Each event once to each of its subscriptions, under one webhook-id.
+    const eventIds = new Set(hooks.received.map((request) => request.headers['webhook-id']));
+    expect(eventIds.size).toBe(3);
+
+    const polling = new FakeStore();
+    dispatch(polling, { pollMs: 20 });
+    await eventually(() => polling.fanOutCalls >= 1);
+    // Not nudged: found by the next poll.
+    polling.publish([subscription(hooks.url)], 4n);
+    await hooks.waitFor(7);
+    expect(hooks.received.at(-1)?.body).toContain('"id":4,');
+  });
+
+  it('rides out a failing fan-out: one warning, then fans out when the database is back', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    store.fanOutUnavailable = true;
+    store.publish([subscription(hooks.url)], 1n);
+    const { logs } = dispatch(store, { pollMs: 10 });
+    await eventually(() => store.fanOutCalls >= 10);
+    expect(hooks.received).toHaveLength(0);
+    store.fanOutUnavailable = false;
+    await hooks.waitFor(1);
+
+    expect(logs.filter((entry) => entry.level === 'warn')).toEqual([
+      expect.objectContaining({
+        message: 'webhook dispatch cannot fan out events; retrying',
+        err: expect.objectContaining({ type: 'DatabaseUnavailableError' }),
+      }),
+    ]);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'webhook dispatch fans out events again' }),
+    );
   });
 
   it('rides out an unavailable database: one warning, then delivers when it is back', async () => {

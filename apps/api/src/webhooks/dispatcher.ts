@@ -19,9 +19,14 @@ import type { ResolveHost } from './url-policy.js';
  * subscriptions pointing at it): a receiver that hangs ties up its own slots until its attempts
  * time out, not everyone's. Idle, it polls every
  * `pollMs`; `nudge()` (a plant was created) and a finished delivery wake it at once.
+ *
+ * Before it claims, a nudged or polling loop fans out the events not fanned out yet (any
+ * replica's: one delivery per subscription, written by the store, `fanOutBatch` deliveries a
+ * statement at most): the create writes only its event, and the cost of many subscriptions is
+ * paid here, off the request's path.
  */
 
-export type DeliveryStore = Pick<Database, 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
+export type DeliveryStore = Pick<Database, 'fanOutEvents' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
 
 /**
  * What became of an attempt: recorded as `delivered`, `retrying` (failed, another is scheduled)
@@ -47,6 +52,8 @@ export interface WebhookDispatcherOptions {
    * `timeoutMs`, so an attempt ends before its lease does.
    */
   readonly leaseMs: number;
+  /** Most deliveries one fan-out statement writes. Default 1024. */
+  readonly fanOutBatch?: number;
   /** Deliveries in flight at once, in this process. */
   readonly concurrency: number;
   /** Deliveries to one webhook in flight at once (claimed together). */
@@ -99,6 +106,9 @@ async function loadSenderModules(
   return { agent, postWebhook: http.postWebhook, signWebhook: sign.signWebhook };
 }
 
+/** Most deliveries a fan-out statement writes: 10 events at 100 subscriptions, 1024 at one. */
+const DEFAULT_FAN_OUT_BATCH = 1024;
+
 /** Repeated warnings (database down) at most this often. */
 const WARN_INTERVAL_MS = 60_000;
 
@@ -123,7 +133,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const inFlightByWebhook = new Map<string, number>();
   const inFlightByReceiver = new Map<string, number>();
   const perReceiverConcurrency = options.perReceiverConcurrency ?? perWebhookConcurrency;
+  const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
+  const fanOutTrouble = createTroubleReporter(log, 'webhook dispatch cannot fan out events; retrying');
+  // Events may be waiting from before this process started (or from replicas that do not dispatch).
+  let fanOutDue = true;
   const recordTrouble = createTroubleReporter(
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
@@ -134,6 +148,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   async function run(): Promise<void> {
     while (!stopping) {
+      if (fanOutDue) {
+        fanOutDue = false;
+        // Some were waiting: more may be (they are fanned out before the next claim).
+        if ((await fanOut()) > 0) fanOutDue = true;
+        if (stopping) return;
+      }
       const free = concurrency - inFlight.size;
       if (free > 0) {
         const claims = await claim(free);
@@ -147,7 +167,21 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           if (claims.length >= free) continue;
         }
       }
-      await wakeup.sleep(pollMs);
+      if (fanOutDue) continue;
+      // A poll looks for other replicas' events too; a finished delivery's wake-up only claims.
+      if ((await wakeup.sleep(pollMs)) !== 'woken') fanOutDue = true;
+    }
+  }
+
+  /** Events fanned out by one statement; 0 when the store failed (reported; the next poll retries). */
+  async function fanOut(): Promise<number> {
+    try {
+      const { events } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
+      fanOutTrouble.resolved('webhook dispatch fans out events again');
+      return events;
+    } catch (error) {
+      fanOutTrouble.report(error);
+      return 0;
     }
   }
 
@@ -275,7 +309,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       loop = run().catch((error: unknown) => log.error({ err: error }, 'webhook dispatch loop crashed'));
     },
     nudge() {
-      wakeup.wake();
+      fanOutDue = true;
+      wakeup.wake('nudged');
     },
     close() {
       stopping = true;
@@ -312,28 +347,35 @@ function describeClaim(claimed: ClaimedDelivery) {
   };
 }
 
-/** A sleep that wake() ends early; a wake() while awake makes the next sleep return at once. */
+/** Why a sleep ended: its time ran out, or a wake() (and the reason given to the first one). */
+type WakeReason = 'timeout' | 'woken' | 'nudged';
+
+/**
+ * A sleep that wake() ends early; a wake() while awake makes the next sleep return at once.
+ * 'nudged' outranks 'woken' when several wakes pile up.
+ */
 function createWakeup() {
-  let pending = false;
-  let interrupt: (() => void) | undefined;
+  let pending: WakeReason | undefined;
+  let interrupt: ((reason: WakeReason) => void) | undefined;
   return {
-    wake(): void {
-      if (interrupt) interrupt();
-      else pending = true;
+    wake(reason: 'woken' | 'nudged' = 'woken'): void {
+      if (interrupt) interrupt(reason);
+      else if (pending !== 'nudged') pending = reason;
     },
-    sleep(ms: number): Promise<void> {
-      if (pending) {
-        pending = false;
-        return Promise.resolve();
+    sleep(ms: number): Promise<WakeReason> {
+      if (pending !== undefined) {
+        const reason = pending;
+        pending = undefined;
+        return Promise.resolve(reason);
       }
       return new Promise((resolve) => {
-        const done = () => {
+        const done = (reason: WakeReason) => {
           interrupt = undefined;
           clearTimeout(timer);
-          resolve();
+          resolve(reason);
         };
         // Unreferenced: a dispatcher never closed must not keep the process alive by itself.
-        const timer = setTimeout(done, ms).unref();
+        const timer = setTimeout(() => done('timeout'), ms).unref();
         interrupt = done;
       });
     },

@@ -6,6 +6,7 @@ import type { SqlRunner } from '../sql-runner.js';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
+import { fanOutEvents } from '../webhooks/fan-out-events.js';
 import { insertPlants } from './insert-plants.js';
 import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
@@ -26,7 +27,7 @@ interface DeliveryRow {
 
 const EVENT_ID = /^msg_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe.each(testEngines())('the webhook outbox on %s', (engine) => {
+describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine) => {
   let storage: TestStorage;
   let client: TestClient;
   let writer: PlantWriter;
@@ -50,6 +51,16 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
        FROM webhook_deliveries WHERE event_id = ANY ($1::text[]) ORDER BY event_id, subscription_id`,
       [[...eventIds]],
     );
+  }
+
+  /** Fans out until no event is waiting; the deliveries written. */
+  async function fanOutAll(): Promise<number> {
+    let deliveries = 0;
+    for (;;) {
+      const result = await fanOutEvents(client.sql, { maxDeliveries: 1024 });
+      deliveries += result.deliveries;
+      if (result.events === 0) return deliveries;
+    }
   }
 
   async function plantsStored(ids: readonly bigint[]): Promise<number> {
@@ -87,7 +98,7 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
     expect(await client.rows('SELECT id FROM webhook_deliveries')).toEqual([]);
   });
 
-  it('writes the event and one pending delivery per subscription in the statement that inserts the plant', async () => {
+  it('writes the event in the statement that inserts the plant; the fan-out, one pending delivery per subscription', async () => {
     for (const url of ['https://a.example/hook', 'https://b.example/hook', 'https://c.example/hook']) {
       subscriptions.push((await createWebhook(client.prisma, { url })).id);
     }
@@ -99,6 +110,10 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
     expect(more).toEqual([]);
     expect(event?.id).toMatch(EVENT_ID);
     expect(event?.payload).toBe('{"id":10,"name":"Fern","tag":"shade"}');
+    // The create wrote no delivery: that is the dispatcher's fan-out.
+    expect(await deliveriesOf([event?.id ?? ''])).toEqual([]);
+    expect(await fanOutEvents(client.sql, { maxDeliveries: 1024 })).toEqual({ events: 1, deliveries: 3 });
+    expect(await fanOutEvents(client.sql, { maxDeliveries: 1024 })).toEqual({ events: 0, deliveries: 0 });
     // One delivery per subscription, all due now and free to claim, sharing the event (its id is
     // the webhook-id header: the same for every subscription).
     expect(await deliveriesOf([event?.id ?? ''])).toEqual(
@@ -127,6 +142,7 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
       ['9007199254740993', '{"id":9007199254740993,"name":"Past doubles","tag":""}'],
       ['9223372036854775807', '{"id":9223372036854775807,"name":"Max \\"quoted\\" \\\\ é 🌱","tag":"top"}'],
     ]);
+    expect(await fanOutAll()).toBe(3 * 3);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(3 * 3);
   });
 
@@ -171,6 +187,7 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
     expect(onEvents.count).toBe(1);
     const events = await eventsOf([21n, 22n]);
     expect(events.map((event) => event.payload)).toEqual(['{"id":21,"name":"Twin"}', '{"id":22,"name":"First"}']);
+    await fanOutAll();
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
   });
 
@@ -188,10 +205,10 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
   });
 
   it('leaves neither plants nor events when the statement fails in its outbox part', async () => {
-    // Every new delivery now breaks a constraint: the plants and events were written by then,
-    // within the statement, and must go with it.
+    // Every new event now breaks a constraint: the plants were written by then, within the
+    // statement, and must go with it.
     await client.sql.query(
-      'ALTER TABLE webhook_deliveries ADD CONSTRAINT test_refuse_all CHECK (attempt_count < 0) NOT VALID',
+      'ALTER TABLE webhook_events ADD CONSTRAINT test_refuse_all CHECK (plant_id < 0) NOT VALID',
       [],
     );
     try {
@@ -202,10 +219,62 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
         ]),
       ).rejects.toThrow(/test_refuse_all/);
     } finally {
-      await client.sql.query('ALTER TABLE webhook_deliveries DROP CONSTRAINT test_refuse_all', []);
+      await client.sql.query('ALTER TABLE webhook_events DROP CONSTRAINT test_refuse_all', []);
     }
     expect(await plantsStored([40n, 41n])).toBe(0);
     expect(await eventsOf([40n, 41n])).toEqual([]);
+  });
+
+  it('fans an event out wholly or not at all: a failed fan-out leaves it waiting, and the next one writes it', async () => {
+    await writer.create({ id: 45n, name: 'Patient' });
+    const [event] = await eventsOf([45n]);
+    await client.sql.query(
+      'ALTER TABLE webhook_deliveries ADD CONSTRAINT test_refuse_all CHECK (attempt_count < 0) NOT VALID',
+      [],
+    );
+    try {
+      await expect(fanOutEvents(client.sql, { maxDeliveries: 1024 })).rejects.toThrow(/test_refuse_all/);
+    } finally {
+      await client.sql.query('ALTER TABLE webhook_deliveries DROP CONSTRAINT test_refuse_all', []);
+    }
+    expect(await deliveriesOf([event?.id ?? ''])).toEqual([]);
+    expect(await fanOutAll()).toBe(3);
+    expect(await deliveriesOf([event?.id ?? ''])).toHaveLength(3);
+  });
+
+  it('fans out to the subscriptions that existed when the event was written, a bounded batch at a time', async () => {
+    await Promise.all([60n, 61n, 62n].map((id) => writer.create({ id, name: `batch ${id}` })));
+    // Registered after those events were written: it gets none of them.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const late = await createWebhook(client.prisma, { url: 'https://late.example/hook' });
+    try {
+      // 4 deliveries a statement at most, 3 subscriptions then: one event a statement.
+      expect(await fanOutEvents(client.sql, { maxDeliveries: 4 })).toEqual({ events: 1, deliveries: 3 });
+      expect(await fanOutEvents(client.sql, { maxDeliveries: 4 })).toEqual({ events: 1, deliveries: 3 });
+      expect(await fanOutEvents(client.sql, { maxDeliveries: 4 })).toEqual({ events: 1, deliveries: 3 });
+      expect(await fanOutEvents(client.sql, { maxDeliveries: 4 })).toEqual({ events: 0, deliveries: 0 });
+      const events = await eventsOf([60n, 61n, 62n]);
+      const deliveries = await deliveriesOf(events.map((event) => event.id));
+      expect(new Set(deliveries.map((delivery) => delivery.subscription_id))).toEqual(new Set(subscriptions));
+
+      // A later plant goes to it too.
+      await writer.create({ id: 63n, name: 'After' });
+      expect(await fanOutAll()).toBe(4);
+    } finally {
+      await client.sql.query('DELETE FROM webhook_subscriptions WHERE id = $1::uuid', [late.id]);
+    }
+  });
+
+  it('skips a subscription that has the event already (a create of the previous version fanned it out)', async () => {
+    await writer.create({ id: 70n, name: 'Rolling' });
+    const [event] = await eventsOf([70n]);
+    await client.sql.query(
+      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at)
+       VALUES ($1, $2::uuid, 'pending', now())`,
+      [event?.id, subscriptions[0]],
+    );
+    expect(await fanOutAll()).toBe(2);
+    expect(await deliveriesOf([event?.id ?? ''])).toHaveLength(3);
   });
 
   it('writes the events of plants written one by one after a batch failed', async () => {
@@ -220,12 +289,13 @@ describe.each(testEngines())('the webhook outbox on %s', (engine) => {
     expect(onEvents.count).toBe(2);
     const events = await eventsOf([50n, 51n, 52n]);
     expect(events.map((event) => event.plant_id)).toEqual(['50', '52']);
+    expect(await fanOutAll()).toBe(2 * 3);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
   });
 });
 
 describe.each(testEngines().filter((engine) => engine === 'postgres'))(
-  'the webhook outbox racing a subscription delete on %s',
+  'the fan-out racing a subscription delete on %s',
   (engine) => {
     let storage: TestStorage;
     let client: TestClient;
@@ -241,16 +311,18 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     it('runs the statement again when a subscription it saw is deleted before its foreign key check', async () => {
       const kept = await createWebhook(client.prisma, { url: 'https://kept.example/' });
       const doomed = await createWebhook(client.prisma, { url: 'https://doomed.example/' });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await insertPlants(client.sql, [{ id: 1n, name: 'Racer' }])).toEqual({ ids: new Set([1n]), events: 1 });
       const deleter = new pg.Client({ connectionString: storage.databaseUrl });
       await deleter.connect();
       try {
         await deleter.query('BEGIN');
         await deleter.query('DELETE FROM webhook_subscriptions WHERE id = $1', [doomed.id]);
-        // The insert sees both subscriptions, and waits on the deleted one's row to check its key.
-        const insert = insertPlants(client.sql, [{ id: 1n, name: 'Racer' }]);
+        // The fan-out sees both subscriptions, and waits on the deleted one's row to check its key.
+        const fanOut = fanOutEvents(client.sql, { maxDeliveries: 1024 });
         await new Promise((resolve) => setTimeout(resolve, 300));
         await deleter.query('COMMIT');
-        expect(await insert).toEqual({ ids: new Set([1n]), events: 1 });
+        expect(await fanOut).toEqual({ events: 1, deliveries: 1 });
       } finally {
         await deleter.end();
       }
@@ -262,7 +334,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
   },
 );
 
-describe('the webhook outbox under subscriptions that keep vanishing', () => {
+describe('the fan-out under subscriptions that keep vanishing', () => {
   it('runs the statement again on a foreign-key violation, then gives up with DatabaseUnavailableError (503)', async () => {
     // A unit fake: every run of the statement meets a subscription deleted under it.
     let runs = 0;
@@ -272,9 +344,7 @@ describe('the webhook outbox under subscriptions that keep vanishing', () => {
         return Promise.reject(Object.assign(new Error('insert violates foreign key constraint'), { code: '23503' }));
       },
     };
-    await expect(insertPlants(vanishing, [{ id: 1n, name: 'Unlucky' }])).rejects.toBeInstanceOf(
-      DatabaseUnavailableError,
-    );
+    await expect(fanOutEvents(vanishing, { maxDeliveries: 1024 })).rejects.toBeInstanceOf(DatabaseUnavailableError);
     expect(runs).toBe(3);
   });
 });

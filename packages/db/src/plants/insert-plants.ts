@@ -1,5 +1,4 @@
 import { type NewPlant, stringifyJson } from '@plant-store/schema';
-import { DatabaseUnavailableError } from '../errors.js';
 import type { SqlRunner } from '../sql-runner.js';
 
 /**
@@ -15,14 +14,14 @@ export interface PlantInsert extends NewPlant {
  * number of plants. `inserted` writes the plants and returns the ids it inserted (a stored id
  * is skipped: a replay or a conflict, judged by the caller). Only for those, and only while a
  * subscription exists, `events` writes one event each (the payload built by the caller, joined
- * back by id: ids are unique in the arrays) and `deliveries` one pending delivery per
- * (event, subscription), due now. The events keep each create's traceparent (`$5`, null when
- * not traced). One statement is one transaction: the plants, events and
- * deliveries commit together or not at all. With no subscription, the uncorrelated EXISTS is a
- * one-time filter: the join is never run, and the outbox costs next to nothing.
+ * back by id: ids are unique in the arrays), keeping each create's traceparent (`$5`, null when
+ * not traced). One statement is one transaction: the plants and their events commit together or
+ * not at all. With no subscription, the uncorrelated EXISTS is a one-time filter: the join is
+ * never run, and the outbox costs next to nothing.
  *
- * "Every subscription that exists at commit time" is, precisely, every one this statement's
- * snapshot sees: one registered while it runs gets the next plants, not these.
+ * The deliveries (one per subscription) are not written here: a dispatcher fans each event out
+ * soon after (see fanOutEvents), to the subscriptions that existed when the event was written,
+ * so a create costs the same whatever the number of subscriptions.
  */
 export const INSERT_PLANTS_SQL = `WITH inserted AS (
   INSERT INTO public.plants (id, name, tag)
@@ -36,10 +35,6 @@ export const INSERT_PLANTS_SQL = `WITH inserted AS (
   JOIN unnest($1::text[]::bigint[], $4::text[], $5::text[]) AS input (id, payload, trace_parent) USING (id)
   WHERE EXISTS (SELECT FROM public.webhook_subscriptions)
   RETURNING id
-), deliveries AS (
-  INSERT INTO public.webhook_deliveries (event_id, subscription_id, status, next_attempt_at)
-  SELECT events.id, subscriptions.id, 'pending', now()
-  FROM events CROSS JOIN public.webhook_subscriptions AS subscriptions
 )
 SELECT id::text AS id, (SELECT count(*) FROM events)::int AS events FROM inserted`;
 
@@ -50,15 +45,10 @@ export interface InsertedPlants {
   readonly events: number;
 }
 
-/** PostgreSQL's foreign_key_violation. */
-const FOREIGN_KEY_VIOLATION = '23503';
-/** How often to run the statement again after a subscription vanished under it (see below). */
-const MAX_ATTEMPTS = 3;
-
 /**
- * Inserts the plants not stored yet, with their webhook events and deliveries (see
- * INSERT_PLANTS_SQL), and resolves to the ids it inserted and the number of events recorded. Of repeated ids the first is sent,
- * and only it may be inserted; the caller judges the others against the stored row.
+ * Inserts the plants not stored yet, with their webhook events (see INSERT_PLANTS_SQL), and
+ * resolves to the ids it inserted and the number of events recorded. Of repeated ids the first
+ * is sent, and only it may be inserted; the caller judges the others against the stored row.
  *
  * It goes to the driver, not through Prisma: it is the hottest statement of the service, and
  * Prisma's raw-query path cost more CPU than the driver's whole round trip (measured on a
@@ -86,26 +76,14 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
     payloads.push(eventPayload(plant));
     traceParents.push(plant.traceParent ?? null);
   }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [
-        ids,
-        names,
-        tags,
-        payloads,
-        traceParents,
-      ]);
-      return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
-    } catch (error) {
-      // A subscription deleted after this statement's snapshot was taken, before its foreign key
-      // check: the statement wrote nothing. Run again, on a snapshot without it. (Plants have no
-      // foreign key: this can only be the outbox.)
-      if (!isForeignKeyViolation(error)) throw error;
-      // Subscriptions deleted under it again and again: transient, and the client's retry
-      // (503, Retry-After) will find them gone. Never a 500 for what another caller did.
-      if (attempt >= MAX_ATTEMPTS) throw new DatabaseUnavailableError({ cause: error });
-    }
-  }
+  const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [
+    ids,
+    names,
+    tags,
+    payloads,
+    traceParents,
+  ]);
+  return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
 }
 
 /** The event's JSON body: the NewPlant as the API takes it, `tag` absent when there is none. */
@@ -113,8 +91,4 @@ export function eventPayload(plant: NewPlant): string {
   return stringifyJson(
     plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag },
   );
-}
-
-function isForeignKeyViolation(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && error.code === FOREIGN_KEY_VIOLATION;
 }

@@ -5,8 +5,10 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from '../migrate.js';
+import { insertPlants, type PlantInsert } from '../plants/insert-plants.js';
 import type { SqlRunner } from '../sql-runner.js';
 import type { TestStorage } from '../testing.js';
+import { fanOutEvents } from '../webhooks/fan-out-events.js';
 
 /** The driver and the Prisma client on it, as database.ts builds them, over migrated storage. */
 export interface TestClient {
@@ -49,4 +51,15 @@ function testClient(prisma: PrismaClient, sql: SqlRunner, closeDriver: () => Pro
       await closeDriver();
     },
   };
+}
+
+/**
+ * insertPlants, then the dispatcher's fan-out until no event waits: the deliveries a test of
+ * claims, attempts or retention starts from.
+ */
+export async function insertPlantsFannedOut(sql: SqlRunner, plants: readonly PlantInsert[]): Promise<void> {
+  await insertPlants(sql, plants);
+  while ((await fanOutEvents(sql, { maxDeliveries: 1024 })).events > 0) {
+    // Until every event is fanned out.
+  }
 }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { insertPlants } from '../plants/insert-plants.js';
-import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { type ClaimOptions, claimDeliveries } from './claim-deliveries.js';
 import { createWebhook } from './create-webhook.js';
 import { listDeliveries } from './list-deliveries.js';
 import { deleteWebhook } from './manage-webhooks.js';
-import { recordAttempt, releaseClaim } from './record-attempt.js';
+import { createAttemptRecorder, recordAttempt, releaseClaim } from './record-attempt.js';
 import type { AttemptOutcome, ClaimedDelivery, CreatedWebhook } from './webhook-records.js';
 
 const CLAIM_ALL: ClaimOptions = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000, excludeWebhookIds: [] };
@@ -35,7 +34,7 @@ async function seed(client: TestClient, webhookCount: number, plantIds: readonly
   for (let index = 0; index < webhookCount; index++) {
     webhooks.push(await createWebhook(client.prisma, { url: `https://receiver-${index}.example/hooks` }));
   }
-  await insertPlants(
+  await insertPlantsFannedOut(
     client.sql,
     plantIds.map((id) => ({ id, name: `plant ${id}` })),
   );
@@ -123,7 +122,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
       shared.push(await createWebhook(client.prisma, { url: `https://Shared.example:443/${path}` }));
     }
     const other = await createWebhook(client.prisma, { url: 'https://other.example/hooks' });
-    await insertPlants(
+    await insertPlantsFannedOut(
       client.sql,
       [1n, 2n, 3n].map((id) => ({ id, name: `plant ${id}` })),
     );
@@ -223,6 +222,44 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     const [again] = await claim();
     expect(again).toMatchObject({ deliveryId: held.deliveryId, attemptNumber: 1 });
     expect(await recordAttempt(client.sql, held, delivered())).toBe(false);
+  });
+
+  it('records attempts finishing together in one statement, each judged by its own lease', async () => {
+    await seed(client, 1, [1n, 2n, 3n, 4n, 5n]);
+    const claims = await claim();
+    expect(claims).toHaveLength(5);
+    let statements = 0;
+    const recorder = createAttemptRecorder(
+      {
+        query(text, values) {
+          statements++;
+          return client.sql.query(text, values);
+        },
+      },
+      { maxBatchSize: 256 },
+    );
+    // The third lost its lease meanwhile (another dispatcher's, after it expired).
+    const stolen = claims[2];
+    if (!stolen) throw new Error('claims expected');
+    const outcomes = await Promise.all(
+      claims.map((claimed) =>
+        recorder.record(claimed === stolen ? { ...claimed, leaseId: crypto.randomUUID() } : claimed, delivered()),
+      ),
+    );
+    expect(outcomes).toEqual([true, true, false, true, true]);
+    // The first alone (nothing was in flight), the other four together.
+    expect(statements).toBe(2);
+    const statuses = await client.rows<{ status: string; attempts: number }>(
+      `SELECT status, (SELECT count(*)::int FROM webhook_attempts WHERE delivery_id = webhook_deliveries.id) AS attempts
+       FROM webhook_deliveries ORDER BY id`,
+    );
+    expect(statuses).toEqual([
+      { status: 'delivered', attempts: 1 },
+      { status: 'delivered', attempts: 1 },
+      { status: 'pending', attempts: 0 },
+      { status: 'delivered', attempts: 1 },
+      { status: 'delivered', attempts: 1 },
+    ]);
   });
 
   it('answers false when the delivery went with its webhook during the attempt', async () => {

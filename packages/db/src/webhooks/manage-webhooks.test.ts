@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookLimitError } from '../errors.js';
-import { insertPlants } from '../plants/insert-plants.js';
-import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { claimDeliveries } from './claim-deliveries.js';
 import { createWebhook, WEBHOOK_LIMIT } from './create-webhook.js';
@@ -70,7 +69,7 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
   it('deletes a webhook with its deliveries and their attempts, keeping the events; false for unknown ids', async () => {
     const doomed = await createWebhook(client.prisma, { url: 'https://doomed.example/' });
     const kept = await createWebhook(client.prisma, { url: 'https://kept.example/' });
-    await insertPlants(client.sql, [
+    await insertPlantsFannedOut(client.sql, [
       { id: 1n, name: 'One' },
       { id: 2n, name: 'Two' },
     ]);
@@ -120,7 +119,7 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     const webhook = await createWebhook(client.prisma, { url: 'https://paged.example/' });
     const other = await createWebhook(client.prisma, { url: 'https://other.example/' });
     const plantIds = [5n, -(2n ** 63n), 2n ** 63n - 1n, 3n, 4n];
-    await insertPlants(
+    await insertPlantsFannedOut(
       client.sql,
       plantIds.map((id) => ({ id, name: `p${id}` })),
     );
@@ -183,7 +182,7 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
   it('resends a delivery of any status now, keeping its attempts; a holder of its lease then records nothing', async () => {
     const webhook = await createWebhook(client.prisma, { url: 'https://resend.example/' });
     const other = await createWebhook(client.prisma, { url: 'https://other.example/' });
-    await insertPlants(client.sql, [{ id: 1n, name: 'One' }]);
+    await insertPlantsFannedOut(client.sql, [{ id: 1n, name: 'One' }]);
     const [claim] = await claimFor(webhook.id);
     if (!claim) throw new Error('a claim expected');
     await recordAttempt(client.sql, claim, outcome(true, 204));

@@ -8,56 +8,162 @@ const MAX_ERROR_LENGTH = 1_000;
 const MAX_INT32 = 2_147_483_647;
 
 /**
- * One statement: the delivery's update applies only while the claim's lease is still on it
- * (another claim replaced it once it expired, a resend cleared it, or the delivery went with its
- * subscription); the attempt row is written only for an update that applied. READ COMMITTED
+ * One statement for a batch of attempts (arrays, one element per attempt, each delivery once):
+ * a delivery's update applies only while the claim's lease is still on it (another claim
+ * replaced it once it expired, a resend cleared it, or the delivery went with its
+ * subscription); an attempt row is written only for an update that applied. READ COMMITTED
  * re-checks `lease_id` on the row's latest version, so a lease taken over concurrently fails
- * it. The lease is given back with it.
+ * it. The lease is given back with it. Returns the ids whose update applied.
  */
-export const RECORD_ATTEMPT_SQL = `WITH updated AS (
-  UPDATE public.webhook_deliveries
-  SET status = $3::text,
-    attempt_count = attempt_count + 1,
-    next_attempt_at = $4::timestamptz,
-    delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END,
+export const RECORD_ATTEMPTS_SQL = `WITH input AS (
+  SELECT *
+  FROM unnest($1::text[]::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[], $8::text[])
+    AS input (id, lease_id, status, next_attempt_at, attempted_at, status_code, latency_ms, error)
+), updated AS (
+  UPDATE public.webhook_deliveries AS deliveries
+  SET status = input.status,
+    attempt_count = deliveries.attempt_count + 1,
+    next_attempt_at = input.next_attempt_at,
+    delivered_at = CASE WHEN input.status = 'delivered' THEN now() END,
     locked_until = NULL,
     lease_id = NULL
-  WHERE id = $1::text::bigint AND lease_id = $2::uuid
-  RETURNING id
-), attempt AS (
+  FROM input
+  WHERE deliveries.id = input.id AND deliveries.lease_id = input.lease_id
+  RETURNING deliveries.id
+), attempts AS (
   INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
-  SELECT id, $5::timestamptz, $6::int, $7::int, $8::text FROM updated
+  SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error
+  FROM input JOIN updated ON updated.id = input.id
 )
-SELECT count(*)::int AS applied FROM updated`;
+SELECT id::text AS id FROM updated`;
 
 const RELEASE_CLAIM_SQL = `UPDATE public.webhook_deliveries
 SET locked_until = NULL, lease_id = NULL
 WHERE id = $1::text::bigint AND lease_id = $2::uuid`;
 
+export interface RecordedAttempt {
+  readonly claim: ClaimedDelivery;
+  readonly outcome: AttemptOutcome;
+}
+
 /**
- * Records an attempt made under `claim` and what it leads to: delivered (done), pending again
- * at `outcome.retryAt`, or failed (no retry left). False, and nothing written, when the lease
- * was lost: the attempt then counts for nothing here, and whoever holds the delivery now tries
- * it again (at-least-once).
+ * Records attempts made under their claims and what each leads to: delivered (done), pending
+ * again at `outcome.retryAt`, or failed (no retry left); one statement for all of them. For
+ * each, in order, whether it was recorded: false, and nothing written for it, when its lease was
+ * lost (the attempt then counts for nothing here, and whoever holds the delivery now tries it
+ * again: at-least-once).
  */
-export async function recordAttempt(sql: SqlRunner, claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
-  const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
-  const retryAt = status === 'pending' ? outcome.retryAt : null;
+export async function recordAttempts(sql: SqlRunner, attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
+  if (attempts.length === 0) return [];
+  const columns = {
+    ids: [] as string[],
+    leases: [] as string[],
+    statuses: [] as DeliveryStatus[],
+    retries: [] as (string | null)[],
+    attemptedAt: [] as string[],
+    statusCodes: [] as (number | null)[],
+    latencies: [] as number[],
+    errors: [] as (string | null)[],
+  };
+  for (const { claim, outcome } of attempts) {
+    const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
+    columns.ids.push(claim.deliveryId.toString());
+    columns.leases.push(claim.leaseId);
+    columns.statuses.push(status);
+    columns.retries.push(status === 'pending' ? (outcome.retryAt?.toISOString() ?? null) : null);
+    columns.attemptedAt.push(outcome.attemptedAt.toISOString());
+    columns.statusCodes.push(outcome.statusCode);
+    columns.latencies.push(Math.min(MAX_INT32, Math.max(0, Math.round(outcome.latencyMs))));
+    columns.errors.push(outcome.error?.slice(0, MAX_ERROR_LENGTH) ?? null);
+  }
   try {
-    const { rows } = await sql.query<{ applied: number }>(RECORD_ATTEMPT_SQL, [
-      claim.deliveryId.toString(),
-      claim.leaseId,
-      status,
-      retryAt?.toISOString() ?? null,
-      outcome.attemptedAt.toISOString(),
-      outcome.statusCode,
-      Math.min(MAX_INT32, Math.max(0, Math.round(outcome.latencyMs))),
-      outcome.error?.slice(0, MAX_ERROR_LENGTH) ?? null,
+    const { rows } = await sql.query<{ id: string }>(RECORD_ATTEMPTS_SQL, [
+      columns.ids,
+      columns.leases,
+      columns.statuses,
+      columns.retries,
+      columns.attemptedAt,
+      columns.statusCodes,
+      columns.latencies,
+      columns.errors,
     ]);
-    return (rows[0]?.applied ?? 0) > 0;
+    const applied = new Set(rows.map((row) => row.id));
+    return columns.ids.map((id) => applied.has(id));
   } catch (error) {
     throw translateError(error);
   }
+}
+
+/** Records one attempt (see recordAttempts). */
+export async function recordAttempt(sql: SqlRunner, claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
+  const [recorded] = await recordAttempts(sql, [{ claim, outcome }]);
+  return recorded ?? false;
+}
+
+interface QueuedAttempt extends RecordedAttempt {
+  readonly resolve: (recorded: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export interface AttemptRecorder {
+  /** Records the attempt with others that finished meanwhile (see recordAttempts). */
+  record(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
+}
+
+/**
+ * Group commit for attempts: one statement in flight; attempts that finish meanwhile wait and go
+ * together in the next one (at most `maxBatchSize`). A dispatcher finishing hundreds of
+ * deliveries a second writes a handful of statements instead of one each. A failed statement
+ * fails every attempt in it (their leases expire and they are attempted again).
+ */
+export function createAttemptRecorder(sql: SqlRunner, options: { readonly maxBatchSize: number }): AttemptRecorder {
+  const queue: QueuedAttempt[] = [];
+  let writing = false;
+
+  async function drain(): Promise<void> {
+    writing = true;
+    try {
+      while (queue.length > 0) {
+        const batch = takeBatch(queue.splice(0, options.maxBatchSize), queue);
+        try {
+          const recorded = await recordAttempts(sql, batch);
+          for (const [index, item] of batch.entries()) item.resolve(recorded[index] ?? false);
+        } catch (error) {
+          for (const item of batch) item.reject(error);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+
+  return {
+    record(claim, outcome) {
+      return new Promise<boolean>((resolve, reject) => {
+        queue.push({ claim, outcome, resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+  };
+}
+
+/**
+ * A delivery appears at most once per statement (its update would otherwise apply twice): a
+ * repeat (a lease given up and claimed again within one batch: not expected) waits for the next.
+ */
+function takeBatch(taken: QueuedAttempt[], rest: QueuedAttempt[]): QueuedAttempt[] {
+  const seen = new Set<bigint>();
+  const batch: QueuedAttempt[] = [];
+  const later: QueuedAttempt[] = [];
+  for (const item of taken) {
+    if (seen.has(item.claim.deliveryId)) later.push(item);
+    else {
+      seen.add(item.claim.deliveryId);
+      batch.push(item);
+    }
+  }
+  rest.unshift(...later);
+  return batch;
 }
 
 /** Gives the lease back without an attempt (shutdown): the delivery is due again at once. */

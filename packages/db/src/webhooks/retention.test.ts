@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertPlants } from '../plants/insert-plants.js';
-import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from './create-webhook.js';
 import { deleteOldWebhookData } from './retention.js';
@@ -27,7 +26,7 @@ describe.each(testEngines())('webhook retention on %s', (engine) => {
     await client.sql.query('DELETE FROM plants', []);
     await createWebhook(client.prisma, { url: 'https://receiver.example/hooks' });
     const ids = Array.from({ length: plants }, (_, index) => BigInt(index + 1));
-    await insertPlants(
+    await insertPlantsFannedOut(
       client.sql,
       ids.map((id) => ({ id, name: `plant ${id}` })),
     );
@@ -105,5 +104,16 @@ describe.each(testEngines())('webhook retention on %s', (engine) => {
       events: 1,
     });
     expect(await remaining()).toEqual({ deliveries: [], events: [], attempts: [] });
+  });
+
+  it('keeps an old event no dispatcher has fanned out yet, however old', async () => {
+    await seed(2);
+    await client.sql.query('DELETE FROM webhook_deliveries', []);
+    await age([1, 2], 'delivered', 40);
+    // Event 2 is still waiting for its fan-out (dispatchers down for 40 days).
+    await client.sql.query('UPDATE webhook_events SET fanned_out_at = NULL WHERE plant_id = 2', []);
+
+    expect(await deleteOldWebhookData(client.sql, THIRTY_DAYS)).toEqual({ deliveries: 0, events: 1 });
+    expect((await remaining()).events).toEqual([2]);
   });
 });

@@ -35,7 +35,8 @@ export const DELETE_OLD_DELIVERIES_SQL = `WITH gone AS (
 SELECT count(*)::int AS deleted FROM gone`;
 
 /**
- * The oldest events first, each only once none of its deliveries is left (the deliveries'
+ * The oldest events first, each only once it is fanned out (an event still waiting for its
+ * deliveries is never lost, however late the dispatchers are) and none of its deliveries is left (the deliveries'
  * foreign key refuses the rest, should one appear meanwhile: that batch fails and the next run
  * tries again).
  */
@@ -44,6 +45,7 @@ export const DELETE_OLD_EVENTS_SQL = `WITH gone AS (
   WHERE id IN (
     SELECT old.id FROM public.webhook_events AS old
     WHERE old.created_at < now() - $1::bigint * interval '1 millisecond'
+      AND old.fanned_out_at IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM public.webhook_deliveries AS left_over WHERE left_over.event_id = old.id)
     ORDER BY old.created_at
     LIMIT $2::int
