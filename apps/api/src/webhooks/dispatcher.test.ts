@@ -91,7 +91,7 @@ class FakeStore implements DeliveryStore {
       if (delivery.status !== 'pending' || delivery.dueAt > now) continue;
       if (delivery.lease && delivery.lease.expiresAt > now) continue;
       if (options.excludeWebhookIds.includes(delivery.webhookId)) continue;
-      const taken = perWebhook.get(delivery.webhookId) ?? 0;
+      const taken = perWebhook.get(delivery.webhookId) ?? options.busyWebhooks?.get(delivery.webhookId) ?? 0;
       if (taken >= options.perWebhookLimit) continue;
       perWebhook.set(delivery.webhookId, taken + 1);
       delivery.lease = { id: randomUUID(), expiresAt: now + options.leaseMs };
@@ -375,6 +375,24 @@ describe('createWebhookDispatcher', () => {
     polling.publish([subscription(hooks.url)], 4n);
     await hooks.waitFor(7);
     expect(hooks.received.at(-1)?.body).toContain('"id":4,');
+  });
+
+  it('fans out no faster than it delivers: at most fanOutAhead deliveries wait for a first attempt', async () => {
+    const slow = await receiver();
+    slow.answer(() => 'hang');
+    const store = new FakeStore();
+    const webhooks = [subscription(slow.url), subscription(slow.url), subscription(slow.url)];
+    for (let plant = 1n; plant <= 10n; plant++) store.publish(webhooks, plant);
+    // One slot, held by the hanging receiver; three deliveries an event.
+    const { dispatcher } = dispatch(store, { concurrency: 1, fanOutAhead: 3, pollMs: 10, drainMs: 50 });
+    await slow.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    dispatcher.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The first event's three (one of them claimed), then a second event's: 5 fanned out and not
+    // yet claimed would pass fanOutAhead, so the other eight events wait in the outbox.
+    expect(store.events).toHaveLength(8);
+    expect(store.deliveries).toHaveLength(6);
   });
 
   it('rides out a failing fan-out: one warning, then fans out when the database is back', async () => {

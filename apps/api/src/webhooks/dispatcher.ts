@@ -14,7 +14,7 @@ import type { ResolveHost } from './url-policy.js';
  * One loop per process claims due deliveries (a lease in the database: every replica runs one,
  * and none sends what another holds), sends each claim concurrently and records how it went.
  * It claims as many as there are free slots (`concurrency`), at most `perWebhookConcurrency` per
- * webhook, none for a webhook that still has a delivery in flight here, and never more than
+ * webhook in flight here (a finished one's slot is topped up at once), and never more than
  * `perReceiverConcurrency` in flight to one receiver (the URL's origin, whatever the number of
  * subscriptions pointing at it): a receiver that hangs ties up its own slots until its attempts
  * time out, not everyone's. Idle, it polls every
@@ -23,7 +23,12 @@ import type { ResolveHost } from './url-policy.js';
  * Before it claims, a nudged or polling loop fans out the events not fanned out yet (any
  * replica's: one delivery per subscription, written by the store, `fanOutBatch` deliveries a
  * statement at most): the create writes only its event, and the cost of many subscriptions is
- * paid here, off the request's path.
+ * paid here, off the request's path. It fans out only as fast as it delivers: while more than
+ * `fanOutAhead` deliveries it wrote are still waiting for their first attempt, it sends those
+ * first (counted here; reset whenever a claim finds nothing due, since other replicas may
+ * have sent them). Creates then never compete with a fan-out racing ahead of what the
+ * receivers can take: with 100 subscriptions the backlog stays in the events, not in the
+ * deliveries.
  */
 
 export type DeliveryStore = Pick<Database, 'fanOutEvents' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
@@ -54,6 +59,8 @@ export interface WebhookDispatcherOptions {
   readonly leaseMs: number;
   /** Most deliveries one fan-out statement writes. Default 1024. */
   readonly fanOutBatch?: number;
+  /** Most deliveries fanned out and not yet claimed, before it stops fanning out. Default 2 fanOutBatch. */
+  readonly fanOutAhead?: number;
   /** Deliveries in flight at once, in this process. */
   readonly concurrency: number;
   /** Deliveries to one webhook in flight at once (claimed together). */
@@ -83,8 +90,8 @@ export interface WebhookDispatcher {
   /** Look for due deliveries now, not at the next poll. */
   nudge(): void;
   /**
-   * Stops claiming, lets deliveries in flight finish for up to `drainMs`, then aborts the rest
-   * and hands their claims back (so another replica may send them at once). Never rejects.
+   * Stops claiming, hands back what it claimed and has not started, lets deliveries in flight
+   * finish for up to `drainMs`, then aborts the rest and hands their claims back (so another replica may send them at once). Never rejects.
    */
   close(): Promise<void>;
 }
@@ -108,6 +115,13 @@ async function loadSenderModules(
 
 /** Most deliveries a fan-out statement writes: 10 events at 100 subscriptions, 1024 at one. */
 const DEFAULT_FAN_OUT_BATCH = 1024;
+
+/** Attempts sent and not yet recorded, per slot, beyond which nothing more is claimed. */
+const MAX_PENDING_PER_SLOT = 4;
+/** Claims held (waiting or being sent), per slot and per webhook or receiver cap. */
+const LOOK_AHEAD = 2;
+/** A waiting claim starts no later than this before its lease ends, less an attempt's timeout. */
+const LEASE_MARGIN_MS = 1_000;
 
 /** Repeated warnings (database down) at most this often. */
 const WARN_INTERVAL_MS = 60_000;
@@ -136,8 +150,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
   const fanOutTrouble = createTroubleReporter(log, 'webhook dispatch cannot fan out events; retrying');
+  const fanOutAhead = options.fanOutAhead ?? 2 * fanOutBatch;
+  const minClaim = Math.max(1, Math.floor(concurrency / 4));
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
+  /** Deliveries this process fanned out that no claim of its own has taken yet (an estimate). */
+  let ahead = 0;
   const recordTrouble = createTroubleReporter(
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
@@ -146,38 +164,124 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let stopping = false;
   let closing: Promise<void> | undefined;
 
+  /** Attempts whose request is under way: what the slots limit (a recording after it holds none). */
+  let sending = 0;
+  const sendingByWebhook = new Map<string, number>();
+  const sendingByReceiver = new Map<string, number>();
+  /**
+   * Claimed and waiting for a slot, oldest first: claims run ahead of the slots (LOOK_AHEAD times
+   * as many), so that a freed slot starts the next delivery at once, not after a claim's round
+   * trip. Each must start before `startBy` (its lease, less an attempt's timeout), or is given back.
+   */
+  const ready: Array<{ readonly claimed: ClaimedDelivery; readonly receiver: string; readonly startBy: number }> = [];
+  /** Claim whatever `finished` says: nudged, polled, or the last claim was full. */
+  let claimAnyway = true;
+  /**
+   * Requests finished since the last claim: a wake-up by a finished delivery claims only once
+   * `minClaim` of them have (each claim is a statement that ranks every subscription's due
+   * deliveries: fewer, larger claims leave the database to the creates).
+   */
+  let finished = 0;
+
   async function run(): Promise<void> {
     while (!stopping) {
-      if (fanOutDue) {
+      if (fanOutDue && ahead < fanOutAhead) {
         fanOutDue = false;
         // Some were waiting: more may be (they are fanned out before the next claim).
         if ((await fanOut()) > 0) fanOutDue = true;
         if (stopping) return;
       }
-      const free = concurrency - inFlight.size;
-      if (free > 0) {
-        const claims = await claim(free);
+      // Recordings behind (the database is slow) hold back new claims too, past a bound.
+      const room = Math.min(
+        LOOK_AHEAD * concurrency - sending - ready.length,
+        MAX_PENDING_PER_SLOT * concurrency - inFlight.size - ready.length,
+      );
+      if (room > 0 && (finished >= minClaim || claimAnyway)) {
+        claimAnyway = false;
+        finished = 0;
+        const claims = await claim(room);
         if (stopping) {
           await Promise.all((claims ?? []).map(release));
+          await releaseReady();
           return;
         }
         if (claims !== null) {
-          for (const claimed of claims) startDelivery(claimed);
+          if (claims.length === 0) ahead = 0;
+          const startBy = Date.now() + leaseMs - timeoutMs - Math.min(LEASE_MARGIN_MS, (leaseMs - timeoutMs) / 2);
+          for (const claimed of claims) {
+            if (claimed.attemptNumber === 1) ahead = Math.max(0, ahead - 1);
+            hold(claimed.webhookId, receiverOrigin(claimed.url), +1);
+            ready.push({ claimed, receiver: receiverOrigin(claimed.url), startBy });
+          }
+          pump();
           // A full claim: more may be due. Otherwise wait (the next one is due, nudged or polled).
-          if (claims.length >= free) continue;
+          if (claims.length >= room) {
+            claimAnyway = true;
+            continue;
+          }
         }
       }
-      if (fanOutDue) continue;
-      // A poll looks for other replicas' events too; a finished delivery's wake-up only claims.
-      if ((await wakeup.sleep(pollMs)) !== 'woken') fanOutDue = true;
+      if (fanOutDue && ahead < fanOutAhead) continue;
+      // A poll looks for other replicas' events too; a finished delivery's wake-up only claims,
+      // and only once `minClaim` have finished since the last claim.
+      if ((await wakeup.sleep(pollMs)) !== 'woken') {
+        fanOutDue = true;
+        claimAnyway = true;
+      }
     }
+  }
+
+  /** Claims held here (waiting or being sent), per webhook and per receiver: what claims count. */
+  function hold(webhookId: string, receiver: string, change: 1 | -1): void {
+    adjust(inFlightByWebhook, webhookId, change);
+    adjust(inFlightByReceiver, receiver, change);
+  }
+
+  /** Starts what is ready, oldest first, as far as the slots and the per-webhook and per-receiver caps allow. */
+  function pump(): void {
+    if (stopping) return;
+    for (let index = 0; index < ready.length && sending < concurrency; ) {
+      const entry = ready[index];
+      if (entry === undefined) break;
+      const { claimed, receiver } = entry;
+      if (Date.now() > entry.startBy) {
+        // Waited too long behind a slow receiver: its lease could end mid-attempt. Given back.
+        ready.splice(index, 1);
+        hold(claimed.webhookId, receiver, -1);
+        track(release(claimed));
+        continue;
+      }
+      if (
+        (sendingByReceiver.get(receiver) ?? 0) >= perReceiverConcurrency ||
+        (sendingByWebhook.get(claimed.webhookId) ?? 0) >= perWebhookConcurrency
+      ) {
+        index += 1;
+        continue;
+      }
+      ready.splice(index, 1);
+      startDelivery(claimed, receiver);
+    }
+  }
+
+  /** Keeps `work` (which never rejects) among what close() waits for. */
+  function track(work: Promise<void>): void {
+    const task = work.finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  }
+
+  /** Hands back what is claimed and not started (shutdown). */
+  async function releaseReady(): Promise<void> {
+    const left = ready.splice(0);
+    for (const { claimed, receiver } of left) hold(claimed.webhookId, receiver, -1);
+    await Promise.all(left.map(({ claimed }) => release(claimed)));
   }
 
   /** Events fanned out by one statement; 0 when the store failed (reported; the next poll retries). */
   async function fanOut(): Promise<number> {
     try {
-      const { events } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
+      const { events, deliveries } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
       fanOutTrouble.resolved('webhook dispatch fans out events again');
+      ahead += deliveries;
       return events;
     } catch (error) {
       fanOutTrouble.report(error);
@@ -190,11 +294,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     try {
       const claims = await store.claimDeliveries({
         limit,
-        perWebhookLimit: perWebhookConcurrency,
-        perReceiverLimit: perReceiverConcurrency,
+        perWebhookLimit: LOOK_AHEAD * perWebhookConcurrency,
+        perReceiverLimit: LOOK_AHEAD * perReceiverConcurrency,
         busyReceivers: inFlightByReceiver,
+        busyWebhooks: inFlightByWebhook,
         leaseMs,
-        excludeWebhookIds: [...inFlightByWebhook.keys()],
+        excludeWebhookIds: [],
       });
       claimTrouble.resolved('webhook dispatch claims deliveries again');
       return claims;
@@ -204,29 +309,39 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     }
   }
 
-  function startDelivery(claimed: ClaimedDelivery): void {
+  function startDelivery(claimed: ClaimedDelivery, receiver: string): void {
     const { webhookId } = claimed;
-    const receiver = receiverOrigin(claimed.url);
-    inFlightByWebhook.set(webhookId, (inFlightByWebhook.get(webhookId) ?? 0) + 1);
-    inFlightByReceiver.set(receiver, (inFlightByReceiver.get(receiver) ?? 0) + 1);
-    const task = deliver(claimed)
-      .catch((error: unknown) => log.error({ err: error, ...describeClaim(claimed) }, 'webhook delivery crashed'))
-      .finally(() => {
-        inFlight.delete(task);
-        const left = (inFlightByWebhook.get(webhookId) ?? 1) - 1;
-        if (left > 0) inFlightByWebhook.set(webhookId, left);
-        else inFlightByWebhook.delete(webhookId);
-        const leftThere = (inFlightByReceiver.get(receiver) ?? 1) - 1;
-        if (leftThere > 0) inFlightByReceiver.set(receiver, leftThere);
-        else inFlightByReceiver.delete(receiver);
-        wakeup.wake();
-      });
-    inFlight.add(task);
+    sending += 1;
+    adjust(sendingByWebhook, webhookId, +1);
+    adjust(sendingByReceiver, receiver, +1);
+    let slotFreed = false;
+    // The slot is free once the request is over; the recording goes on without it (the lease
+    // stays on the delivery until it is recorded, so no claim takes it meanwhile).
+    const freeSlot = () => {
+      if (slotFreed) return;
+      slotFreed = true;
+      sending -= 1;
+      adjust(sendingByWebhook, webhookId, -1);
+      adjust(sendingByReceiver, receiver, -1);
+      hold(webhookId, receiver, -1);
+      finished += 1;
+      pump();
+      wakeup.wake();
+    };
+    track(
+      deliver(claimed, freeSlot)
+        .catch((error: unknown) => log.error({ err: error, ...describeClaim(claimed) }, 'webhook delivery crashed'))
+        .finally(() => {
+          if (slotFreed) wakeup.wake();
+          else freeSlot();
+        }),
+    );
   }
 
-  async function deliver(claimed: ClaimedDelivery): Promise<void> {
+  async function deliver(claimed: ClaimedDelivery, freeSlot: () => void): Promise<void> {
     const attemptedAt = now();
     const result = await attempt(claimed, attemptedAt);
+    freeSlot();
     if (shutdown.signal.aborted && result.statusCode === null) {
       // Cut short by close(): not the receiver's fault, so no attempt is recorded.
       await release(claimed);
@@ -295,6 +410,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     const deadline = Date.now() + drainMs;
     wakeup.wake();
     await settledWithin(loop ? [loop] : [], drainMs);
+    // Claimed and not started: handed back at once, for another replica to send.
+    await releaseReady();
     await settledWithin([...inFlight], Math.max(0, deadline - Date.now()));
     shutdown.abort();
     // Aborted attempts end at once and release their claims; the loop, if still in a claim, ends
@@ -407,6 +524,12 @@ function createTroubleReporter(log: Logger, message: string) {
       suppressed = 0;
     },
   };
+}
+
+function adjust(counts: Map<string, number>, key: string, change: 1 | -1): void {
+  const value = (counts.get(key) ?? 0) + change;
+  if (value > 0) counts.set(key, value);
+  else counts.delete(key);
 }
 
 /** Waits for the promises (which never reject) to settle, or for `ms`, whichever comes first. */

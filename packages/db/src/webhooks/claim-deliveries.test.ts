@@ -92,7 +92,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     expect(await claim()).toEqual([]);
   });
 
-  it('keeps to limit, perWebhookLimit and excludeWebhookIds', async () => {
+  it('keeps to limit, perWebhookLimit (less what is busy) and excludeWebhookIds', async () => {
     const webhooks = await seed(client, 3, [1n, 2n, 3n, 4n, 5n]);
     const [a, b, c] = webhooks.map((webhook) => webhook.id) as [string, string, string];
     const releaseAll = (claims: readonly ClaimedDelivery[]) =>
@@ -109,6 +109,18 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     const excluded = await claim({ excludeWebhookIds: [a, b] });
     expect(countBy(excluded, (claimed) => claimed.webhookId)).toEqual({ [c]: 5 });
     await releaseAll(excluded);
+
+    // Topped up: 3 of a's and 1 of b's in flight already leave a 1 and b 3 of perWebhookLimit 4.
+    const topped = await claim({
+      perWebhookLimit: 4,
+      busyWebhooks: new Map([
+        [a, 3],
+        [b, 1],
+        [c, 7],
+      ]),
+    });
+    expect(countBy(topped, (claimed) => claimed.webhookId)).toEqual({ [a]: 1, [b]: 3 });
+    await releaseAll(topped);
 
     const both = await claim({ perWebhookLimit: 3, excludeWebhookIds: [c] });
     expect(countBy(both, (claimed) => claimed.webhookId)).toEqual({ [a]: 3, [b]: 3 });

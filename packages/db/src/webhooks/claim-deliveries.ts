@@ -19,10 +19,17 @@ export interface ClaimOptions {
   readonly leaseMs: number;
   /** Subscriptions to skip (the caller has enough of theirs in flight). */
   readonly excludeWebhookIds: readonly string[];
+  /**
+   * Subscriptions the caller has deliveries in flight to, and how many: each gets at most
+   * `perWebhookLimit` less that many (so a caller tops up a subscription's slots as they free,
+   * rather than waiting for all of them).
+   */
+  readonly busyWebhooks?: ReadonlyMap<string, number>;
 }
 
 /**
  * Candidates: per subscription not excluded, its first `perWebhookLimit` due pending deliveries
+ * (less what the caller has in flight to it)
  * whose lease is free or expired, along the partial (subscription_id, next_attempt_at) index:
  * a backlog of thousands for one receiver costs no more than `perWebhookLimit` rows, and no
  * receiver's backlog starves another. Per receiver (the URL's origin: many subscriptions may
@@ -45,7 +52,9 @@ export const CLAIM_DELIVERIES_SQL = `WITH due_by_webhook AS (
       AND deliveries.next_attempt_at <= now()
       AND (deliveries.locked_until IS NULL OR deliveries.locked_until <= now())
     ORDER BY deliveries.next_attempt_at
-    LIMIT $2::int
+    LIMIT greatest(0, $2::int - coalesce(
+      (SELECT busy_webhooks.in_flight FROM unnest($8::text[], $9::int[]) AS busy_webhooks (id, in_flight)
+       WHERE busy_webhooks.id = subscriptions.id::text), 0))
   ) AS due
   WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
 ), ranked AS (
@@ -105,6 +114,7 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
   if (options.limit <= 0) return [];
   const perReceiver = options.perReceiverLimit ?? options.limit;
   const busy = [...(options.busyReceivers ?? new Map<string, number>())];
+  const busyWebhooks = [...(options.busyWebhooks ?? new Map<string, number>())];
   let rows: ClaimedRow[];
   try {
     ({ rows } = await sql.query<ClaimedRow>(CLAIM_DELIVERIES_SQL, [
@@ -115,6 +125,8 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
       perReceiver,
       busy.map(([origin]) => origin),
       busy.map(([, inFlight]) => Math.max(0, perReceiver - inFlight)),
+      busyWebhooks.map(([id]) => id),
+      busyWebhooks.map(([, inFlight]) => inFlight),
     ]));
   } catch (error) {
     throw translateError(error);
