@@ -144,8 +144,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const shutdown = new AbortController();
   const wakeup = createWakeup();
   const inFlight = new Set<Promise<void>>();
-  const inFlightByWebhook = new Map<string, number>();
-  const inFlightByReceiver = new Map<string, number>();
+  const heldByWebhook = new Map<string, number>();
+  const heldByReceiver = new Map<string, number>();
   const perReceiverConcurrency = options.perReceiverConcurrency ?? perWebhookConcurrency;
   const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
@@ -210,8 +210,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           const startBy = Date.now() + leaseMs - timeoutMs - Math.min(LEASE_MARGIN_MS, (leaseMs - timeoutMs) / 2);
           for (const claimed of claims) {
             if (claimed.attemptNumber === 1) ahead = Math.max(0, ahead - 1);
-            hold(claimed.webhookId, receiverOrigin(claimed.url), +1);
-            ready.push({ claimed, receiver: receiverOrigin(claimed.url), startBy });
+            const receiver = receiverOrigin(claimed.url);
+            hold(claimed.webhookId, receiver, +1);
+            ready.push({ claimed, receiver, startBy });
           }
           pump();
           // A full claim: more may be due. Otherwise wait (the next one is due, nudged or polled).
@@ -233,8 +234,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   /** Claims held here (waiting or being sent), per webhook and per receiver: what claims count. */
   function hold(webhookId: string, receiver: string, change: 1 | -1): void {
-    adjust(inFlightByWebhook, webhookId, change);
-    adjust(inFlightByReceiver, receiver, change);
+    adjust(heldByWebhook, webhookId, change);
+    adjust(heldByReceiver, receiver, change);
   }
 
   /** Starts what is ready, oldest first, as far as the slots and the per-webhook and per-receiver caps allow. */
@@ -296,8 +297,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         limit,
         perWebhookLimit: LOOK_AHEAD * perWebhookConcurrency,
         perReceiverLimit: LOOK_AHEAD * perReceiverConcurrency,
-        busyReceivers: inFlightByReceiver,
-        busyWebhooks: inFlightByWebhook,
+        busyReceivers: heldByReceiver,
+        busyWebhooks: heldByWebhook,
         leaseMs,
         excludeWebhookIds: [],
       });
