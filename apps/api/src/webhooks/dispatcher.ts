@@ -91,7 +91,8 @@ export interface WebhookDispatcher {
   nudge(): void;
   /**
    * Stops claiming, hands back what it claimed and has not started, lets deliveries in flight
-   * finish for up to `drainMs`, then aborts the rest and hands their claims back (so another replica may send them at once). Never rejects.
+   * finish for up to `drainMs`, then aborts the rest and hands their claims back (so another
+   * replica may send them at once). Never rejects.
    */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import type { SqlRunner } from '../sql-runner.js';
-import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { fanOutAll, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { fanOutEvents } from '../webhooks/fan-out-events.js';
@@ -51,16 +51,6 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
        FROM webhook_deliveries WHERE event_id = ANY ($1::text[]) ORDER BY event_id, subscription_id`,
       [[...eventIds]],
     );
-  }
-
-  /** Fans out until no event is waiting; the deliveries written. */
-  async function fanOutAll(): Promise<number> {
-    let deliveries = 0;
-    for (;;) {
-      const result = await fanOutEvents(client.sql, { maxDeliveries: 1024 });
-      deliveries += result.deliveries;
-      if (result.events === 0) return deliveries;
-    }
   }
 
   async function plantsStored(ids: readonly bigint[]): Promise<number> {
@@ -142,7 +132,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
       ['9007199254740993', '{"id":9007199254740993,"name":"Past doubles","tag":""}'],
       ['9223372036854775807', '{"id":9223372036854775807,"name":"Max \\"quoted\\" \\\\ é 🌱","tag":"top"}'],
     ]);
-    expect(await fanOutAll()).toBe(3 * 3);
+    expect(await fanOutAll(client.sql)).toBe(3 * 3);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(3 * 3);
   });
 
@@ -187,7 +177,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     expect(onEvents.count).toBe(1);
     const events = await eventsOf([21n, 22n]);
     expect(events.map((event) => event.payload)).toEqual(['{"id":21,"name":"Twin"}', '{"id":22,"name":"First"}']);
-    await fanOutAll();
+    await fanOutAll(client.sql);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
   });
 
@@ -238,7 +228,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
       await client.sql.query('ALTER TABLE webhook_deliveries DROP CONSTRAINT test_refuse_all', []);
     }
     expect(await deliveriesOf([event?.id ?? ''])).toEqual([]);
-    expect(await fanOutAll()).toBe(3);
+    expect(await fanOutAll(client.sql)).toBe(3);
     expect(await deliveriesOf([event?.id ?? ''])).toHaveLength(3);
   });
 
@@ -259,7 +249,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
 
       // A later plant goes to it too.
       await writer.create({ id: 63n, name: 'After' });
-      expect(await fanOutAll()).toBe(4);
+      expect(await fanOutAll(client.sql)).toBe(4);
     } finally {
       await client.sql.query('DELETE FROM webhook_subscriptions WHERE id = $1::uuid', [late.id]);
     }
@@ -273,7 +263,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
        VALUES ($1, $2::uuid, 'pending', now())`,
       [event?.id, subscriptions[0]],
     );
-    expect(await fanOutAll()).toBe(2);
+    expect(await fanOutAll(client.sql)).toBe(2);
     expect(await deliveriesOf([event?.id ?? ''])).toHaveLength(3);
   });
 
@@ -289,7 +279,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     expect(onEvents.count).toBe(2);
     const events = await eventsOf([50n, 51n, 52n]);
     expect(events.map((event) => event.plant_id)).toEqual(['50', '52']);
-    expect(await fanOutAll()).toBe(2 * 3);
+    expect(await fanOutAll(client.sql)).toBe(2 * 3);
     expect(await deliveriesOf(events.map((event) => event.id))).toHaveLength(2 * 3);
   });
 });

@@ -59,7 +59,15 @@ function testClient(prisma: PrismaClient, sql: SqlRunner, closeDriver: () => Pro
  */
 export async function insertPlantsFannedOut(sql: SqlRunner, plants: readonly PlantInsert[]): Promise<void> {
   await insertPlants(sql, plants);
-  while ((await fanOutEvents(sql, { maxDeliveries: 1024 })).events > 0) {
-    // Until every event is fanned out.
+  await fanOutAll(sql);
+}
+
+/** The dispatcher's fan-out, batch after batch, until no event waits: the deliveries written. */
+export async function fanOutAll(sql: SqlRunner): Promise<number> {
+  let deliveries = 0;
+  for (;;) {
+    const result = await fanOutEvents(sql, { maxDeliveries: 1024 });
+    deliveries += result.deliveries;
+    if (result.events === 0) return deliveries;
   }
 }
