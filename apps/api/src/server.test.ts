@@ -1,34 +1,15 @@
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { connect } from 'node:net';
 import { DataDirLockedError, openDatabase } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
-import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
-import { spawnApi, startServiceProcess } from './test-support/service-process.js';
+import { collect, spawnApi, storageEnv } from './test-support/service-process.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
 
 failOnContractViolations();
 
-async function collect(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  // 'close', not 'exit': the exit can be reported before the last of its output has been read.
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
-
-function storageEnv(storage: TestStorage): Record<string, string> {
-  return { DATA_DIR: storage.dataDir, ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}) };
-}
-
+// The service in this process (restarts, shutdown, the first-run token, the data folder's lock).
+// The built entrypoint run as a process of its own: service-process.test.ts.
 describe.each(testEngines())('service lifecycle on %s', (engine) => {
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -140,129 +121,4 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
       expect(await service.db.countTokens()).toBe(0);
     });
   }
-
-  it('runs as a process on the pinned runtime: starts, serves, and exits 0 on SIGTERM', async () => {
-    const where = await storage();
-    const { child, url, output, exited } = await startServiceProcess(storageEnv(where));
-    expect((await request(url, '/healthz')).status).toBe(200);
-    // The listening line names the runtime the process really runs on.
-    expect(output()).toContain(`"node":"${await pinnedNodeVersion()}"`);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(output()).toContain('"message":"stopped"');
-  });
-
-  it('keeps every plant answered 200 when the process is killed with SIGKILL mid-stream', async () => {
-    const where = await storage();
-    let token: string | undefined;
-    if (engine === 'postgres') {
-      const db = await openDatabase({ url: where.databaseUrl, dataDir: where.dataDir });
-      token = (await db.issueToken({ name: 'crash', scopes: ['plants:write'] })).token;
-      await db.close();
-    }
-    const { child, url, exited } = await startServiceProcess(storageEnv(where), (output) => {
-      token ??= /PLANT_STORE_TOKEN=(pst_\S+)/.exec(output)?.[1];
-      return token !== undefined;
-    });
-
-    const answered: bigint[] = [];
-    let next = 1n;
-    const writer = async () => {
-      for (;;) {
-        const id = next++;
-        try {
-          const response = await request(url, '/plants', {
-            body: `{"id": ${id}, "name": "p${id}"}`,
-            token: token ?? '',
-          });
-          if (response.status === 200) answered.push(id);
-        } catch {
-          return; // the process is gone
-        }
-      }
-    };
-    const writers = Array.from({ length: 8 }, writer);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    child.kill('SIGKILL');
-    await Promise.all(writers);
-    await exited;
-    expect(answered.length).toBeGreaterThan(10);
-
-    const restarted = await start(where);
-    for (const id of answered) expect(await restarted.db.findPlant(id)).toEqual({ id, name: `p${id}` });
-  });
-
-  it('runs migrations as a step of their own: serve refuses a database behind, migrate applies, serve starts', async () => {
-    const where = await storage(false);
-    const env = { ...storageEnv(where), MIGRATE_ON_START: 'false', PORT: '0' };
-    const behind = await collect(spawnApi(['serve'], env));
-    expect(behind.code).toBe(1);
-    expect(behind.stderr).toMatch(/the database schema is not up to date: \d+ migrations are not applied/);
-    expect(behind.stderr).toContain('apply them with `plant-store migrate`');
-
-    const migrated = await collect(spawnApi(['migrate'], env));
-    expect(migrated.code).toBe(0);
-    expect(migrated.stderr).toContain('"message":"applied migrations"');
-    const again = await collect(spawnApi(['migrate'], env));
-    expect(again.stderr).toContain('"message":"database is up to date"');
-
-    const { child, url, exited } = await startServiceProcess(env);
-    expect((await request(url, '/readyz')).status).toBe(200);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  });
-
-  it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
-    const where = await storage();
-    const env = storageEnv(where);
-    const created = await collect(spawnApi(['token', 'create', '--name', 'ci-bot', '--scope', 'plants:write'], env));
-    expect(created.code).toBe(0);
-    const lines = created.stdout.trimEnd().split('\n');
-    const token = lines.at(-1) ?? '';
-    expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
-
-    const duplicate = await collect(spawnApi(['token', 'create', '--name', 'ci-bot'], env));
-    expect(duplicate.code).toBe(2);
-    expect(duplicate.stderr).toContain('already exists');
-
-    const listed = await collect(spawnApi(['token', 'list'], env));
-    expect(listed.stdout).toMatch(
-      /^ci-bot\tplants:write\tcreated \S+\texpires never\tlast used never\tlimit default\tactive$/m,
-    );
-    expect(listed.stdout).not.toContain(token);
-
-    const service = await start(where);
-    const body = '{"id": 5, "name": "Bot plant"}';
-    expect((await request(service.url, '/plants', { body, token })).status).toBe(200);
-    await service.close();
-
-    const revoked = await collect(spawnApi(['token', 'revoke', 'ci-bot'], env));
-    expect(revoked.code).toBe(0);
-    const again = await start(where);
-    expect((await request(again.url, '/plants', { body, token })).status).toBe(401);
-    await again.close();
-
-    const bad = await collect(spawnApi(['token', 'create', '--name', 'x', '--scope', 'plants:admin'], env));
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('unknown scope');
-  });
-});
-
-describe('the plant-store entrypoint', () => {
-  it('refuses to start in production without DATABASE_URL, saying how to allow the embedded database', async () => {
-    const { code, stderr } = await collect(spawnApi([], { NODE_ENV: 'production', DATABASE_URL: '' }));
-    expect(code).toBe(1);
-    expect(stderr).toContain('NODE_ENV=production needs DATABASE_URL');
-    expect(stderr).toContain('set ALLOW_EMBEDDED_DATABASE=true');
-  });
-
-  it('lists its commands, and refuses an unknown one with exit code 2', async () => {
-    const help = await collect(spawnApi(['--help'], {}));
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain('serve                      run the service (the default)');
-    expect(help.stdout).toContain('migrate                    apply pending database migrations, then exit');
-    const unknown = await collect(spawnApi(['seve'], {}));
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('plant-store: unknown command "seve"');
-  });
 });

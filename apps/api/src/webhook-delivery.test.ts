@@ -1,77 +1,25 @@
 /**
- * Webhooks end to end: the real service (in-process, and as processes killed with SIGKILL or
- * run as two replicas), real receivers on real ports, signatures checked with the Standard
- * Webhooks library a receiver would use.
+ * Webhooks end to end: the real service in this process, real receivers on real ports,
+ * signatures checked with the Standard Webhooks library a receiver would use. As processes killed
+ * with SIGKILL, or run as two replicas: webhook-delivery-processes.test.ts.
  */
-import { openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
-import { parseJson, stringifyJson } from '@plant-store/schema';
+import { createTestStorage, testEngines } from '@plant-store/db/testing';
+import { parseJson } from '@plant-store/schema';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
-import { type ServiceProcess, startServiceProcess } from './test-support/service-process.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
+import {
+  createPlant,
+  deliveries,
+  eventually,
+  FAST_WEBHOOKS,
+  SCOPES,
+  subscribe,
+} from './test-support/webhook-end-to-end.js';
 import { startWebhookReceiver, type WebhookReceiver } from './test-support/webhook-receiver.js';
 
 failOnContractViolations();
-
-/** Fast settings for tests: receivers on loopback, retries in milliseconds. */
-const FAST_WEBHOOKS = {
-  WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
-  WEBHOOKS_POLL_MS: '50',
-  WEBHOOKS_RETRY_SCHEDULE: '100ms,200ms',
-  WEBHOOKS_TIMEOUT_MS: '1000',
-  WEBHOOKS_LEASE_MS: '2000',
-};
-
-const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage'];
-
-interface Subscription {
-  readonly id: string;
-  readonly secret: string;
-}
-
-async function subscribe(baseUrl: string, token: string, url: string): Promise<Subscription> {
-  const response = await request(baseUrl, '/webhooks', { body: JSON.stringify({ url }), token });
-  expect(response.status).toBe(201);
-  const body = response.body as { id: string; secret: string };
-  return { id: body.id, secret: body.secret };
-}
-
-async function createPlant(baseUrl: string, token: string, plant: { id: bigint; name: string; tag?: string }) {
-  const response = await request(baseUrl, '/plants', { body: stringifyJson(plant), token });
-  expect(response.status).toBe(200);
-  return response;
-}
-
-interface Delivery {
-  readonly id: bigint;
-  readonly eventId: string;
-  readonly plantId: bigint;
-  readonly status: string;
-  readonly attempts: Array<{ statusCode?: bigint; error?: string }>;
-}
-
-async function deliveries(baseUrl: string, token: string, webhookId: string): Promise<Delivery[]> {
-  const response = await request(baseUrl, `/webhooks/${webhookId}/deliveries?limit=100`, { token });
-  expect(response.status).toBe(200);
-  return response.body as Delivery[];
-}
-
-/** Polls `check` until it returns a value (or times out): for state the dispatcher reaches soon. */
-async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function storageEnv(storage: TestStorage): Record<string, string> {
-  return { DATA_DIR: storage.dataDir, ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}) };
-}
 
 describe.each(testEngines())('webhook delivery on %s', (engine) => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -235,111 +183,5 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     expect(new Set(events.map((event) => (parseJson(event.body) as { id: bigint }).id))).toEqual(new Set(ids));
     // The stuck receiver holds at most its share, whatever the number of its subscriptions.
     expect(stuck.received.length).toBeLessThanOrEqual(4);
-  });
-});
-
-describe.each(testEngines())('webhook delivery across crashes on %s', (engine) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  it('delivers events committed before a SIGKILL, and those in flight when it struck, after a restart', {
-    timeout: 120_000,
-  }, async () => {
-    const storage = await createTestStorage(engine, { migrated: true });
-    cleanups.push(() => storage.dispose());
-    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
-    // A token issued before any service process holds the database (PGlite allows one).
-    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
-    const { token } = await db.issueToken({ name: 'crash', scopes: SCOPES });
-    await db.close();
-    const hook = await startWebhookReceiver();
-    cleanups.push(() => hook.close());
-
-    async function start(extra: Record<string, string> = {}): Promise<ServiceProcess> {
-      const service = await startServiceProcess({ ...env, ...extra });
-      cleanups.push(() => service.kill());
-      return service;
-    }
-
-    // 1. Not dispatching: events are committed with their plants, then the process dies.
-    const first = await start({ WEBHOOKS_DISPATCH: 'false' });
-    await subscribe(first.url, token, hook.url);
-    const ids = [1n, 2n, 3n];
-    for (const id of ids) await createPlant(first.url, token, { id, name: `plant ${id}` });
-    first.child.kill('SIGKILL');
-    await first.exited;
-
-    // 2. Dispatching to a receiver that never answers: killed with the deliveries in flight.
-    hook.answer(() => 'hang');
-    const second = await start();
-    await hook.waitFor(ids.length);
-    second.child.kill('SIGKILL');
-    await second.exited;
-
-    // 3. The receiver answers now; once the dead process's leases lapse, every event arrives.
-    hook.answer(() => 200);
-    const third = await start();
-    const okAnswered = await eventually(async () => {
-      const delivered = new Set(
-        hook.received.slice(ids.length).map((event) => (parseJson(event.body) as { id: bigint }).id),
-      );
-      return ids.every((id) => delivered.has(id)) ? delivered : undefined;
-    }, 30_000);
-    expect(okAnswered).toEqual(new Set(ids));
-    // The same event ids on the attempt cut short and the one that succeeded.
-    const eventIds = (from: number, to: number) =>
-      new Set(hook.received.slice(from, to).map((event) => event.headers['webhook-id']));
-    expect(eventIds(ids.length, hook.received.length)).toEqual(eventIds(0, ids.length));
-    await third.kill();
-  });
-});
-
-describe.skipIf(!testEngines().includes('postgres'))('webhook delivery from two replicas on one PostgreSQL', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  it('delivers each event once per attempt, never twice at once', { timeout: 120_000 }, async () => {
-    const storage = await createTestStorage('postgres', { migrated: true });
-    cleanups.push(() => storage.dispose());
-    const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
-    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
-    cleanups.push(() => db.close());
-    const { token } = await db.issueToken({ name: 'replicas', scopes: SCOPES });
-    const hook = await startWebhookReceiver();
-    cleanups.push(() => hook.close());
-    // The first attempt of every event fails, the second succeeds: two per event, no more.
-    const seen = new Set<string>();
-    hook.answer((event) => {
-      const id = event.headers['webhook-id'] ?? '';
-      if (seen.has(id)) return 200;
-      seen.add(id);
-      return 500;
-    });
-
-    const replicas = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
-    for (const replica of replicas) cleanups.push(() => replica.kill());
-    await subscribe(replicas[0]?.url ?? '', token, hook.url);
-
-    const ids = Array.from({ length: 100 }, (_, index) => 2n ** 62n + BigInt(index));
-    await Promise.all(
-      ids.map((id, index) => createPlant(replicas[index % 2]?.url ?? '', token, { id, name: `plant ${id}` })),
-    );
-    await hook.waitFor(2 * ids.length, 30_000);
-    // Time for any duplicate to show up.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-
-    const perEvent = new Map<string, number>();
-    for (const event of hook.received) {
-      const id = event.headers['webhook-id'] ?? '';
-      perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
-    }
-    expect(perEvent.size).toBe(ids.length);
-    expect([...perEvent.values()].filter((count) => count !== 2)).toEqual([]);
-    const plantIds = new Set(hook.received.map((event) => (parseJson(event.body) as { id: bigint }).id));
-    expect(plantIds).toEqual(new Set(ids));
   });
 });

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestStorage } from '@plant-store/db/testing';
 
 const API_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(API_ROOT, 'dist', 'index.js');
@@ -39,6 +40,26 @@ export function spawnApi(args: string[], env: Record<string, string>): ChildProc
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** A finished child's exit code and everything it wrote. */
+export async function collect(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  // 'close', not 'exit': the exit can be reported before the last of its output has been read.
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** The environment that points a service process at a test storage. */
+export function storageEnv(storage: TestStorage): Record<string, string> {
+  return { DATA_DIR: storage.dataDir, ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}) };
 }
 
 export interface ServiceProcess {
