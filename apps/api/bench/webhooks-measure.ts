@@ -160,9 +160,18 @@ export async function measureBacklog(
   });
 }
 
+export type FanOutDispatcher = 'this process' | 'elsewhere';
+
 /** What many subscriptions cost the creates: the same burst with none and with `subscriptions`. */
 export interface FanOutResult {
   readonly engine: Engine;
+  /**
+   * Where deliveries are sent from: `this process` (the service measured fans out and delivers
+   * meanwhile, on the same CPUs), or `elsewhere` (it runs with WEBHOOKS_DISPATCH=false, as the
+   * serving replicas of a deployment with dispatchers of their own do; nothing delivers during
+   * the burst): the create path alone.
+   */
+  readonly dispatcher: FanOutDispatcher;
   readonly subscriptions: number;
   readonly creates: number;
   readonly failedCreates: number;
@@ -173,14 +182,15 @@ export interface FanOutResult {
 
 /**
  * `subscriptions` subscriptions (0: none), all to one receiver that answers at once; a burst of
- * `creates` from `concurrency` callers, as in measureBacklog, timed to its last answer. The
- * dispatcher runs meanwhile, in the same process, fanning out and delivering: what a create
- * costs with them, everything included. Deliveries are not waited for (100 subscriptions make
- * 100 per create).
+ * `creates` from `concurrency` callers, as in measureBacklog, timed to its last answer. With
+ * `dispatcher` 'this process', the dispatcher runs meanwhile in the same process, fanning out
+ * and delivering: what a create costs with them, everything included. Deliveries are not waited
+ * for (100 subscriptions make 100 per create).
  */
 export async function measureFanOut(
   api: ServiceApi,
   engine: Engine,
+  dispatcher: FanOutDispatcher,
   nextId: () => bigint,
   subscriptions: number,
   settings: BacklogSettings,
@@ -196,6 +206,7 @@ export async function measureFanOut(
     const cpuShare = await cpu.stop();
     return {
       engine,
+      dispatcher,
       subscriptions,
       creates: burst.answers.size,
       failedCreates: burst.failed,

@@ -80,10 +80,13 @@ export function formatBacklogTable(results: readonly BacklogResult[], settings: 
 export function formatFanOutTable(results: readonly FanOutResult[], settings: BacklogSettings): string {
   const title =
     `Creates and subscriptions: ${formatRate(settings.creates)} creates from ${settings.concurrency} callers, ` +
-    'with N subscriptions (all to one receiver), the dispatcher fanning out and delivering in the same process ' +
-    '(ratio: creates/s against the run with none on the same engine)';
+    'with N subscriptions (all to one receiver); dispatcher "this process": it fans out and delivers meanwhile, ' +
+    'in the measured process; "elsewhere": the measured process runs with WEBHOOKS_DISPATCH=false and nothing ' +
+    'delivers during the burst (a serving replica beside dispatching ones) (ratio: creates/s against the run ' +
+    'with none on the same engine and dispatcher)';
   const columns: readonly Column[] = [
     ['engine', 'left'],
+    ['dispatcher', 'left'],
     ['subscriptions', 'right'],
     ['creates', 'right'],
     ['creates/s', 'right'],
@@ -92,9 +95,12 @@ export function formatFanOutTable(results: readonly FanOutResult[], settings: Ba
     ['CPU% srv/gen/all', 'right'],
   ];
   const rows = results.map((result) => {
-    const none = results.find((other) => other.engine === result.engine && other.subscriptions === 0);
+    const none = results.find(
+      (other) => other.engine === result.engine && other.dispatcher === result.dispatcher && other.subscriptions === 0,
+    );
     return [
       result.engine,
+      result.dispatcher,
       String(result.subscriptions),
       String(result.creates),
       formatRate(result.createsPerSecond),

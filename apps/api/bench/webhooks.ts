@@ -8,7 +8,8 @@
  *    dispatcher's deliveries/s, how long the backlog took to drain, and that every plant id
  *    arrived (and how many twice);
  * 3. fan-out: the same burst with no subscription and with 100, creates/s side by side (the
- *    deliveries are the dispatcher's to write, not the create's).
+ *    deliveries are the dispatcher's to write, not the create's); on PostgreSQL once more on a
+ *    service process that does not dispatch (WEBHOOKS_DISPATCH=false), the create path alone.
  * Prints three tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
 import { existsSync } from 'node:fs';
@@ -28,6 +29,7 @@ import type { ServiceApi } from './webhooks-client.js';
 import {
   type BacklogResult,
   type BacklogSettings,
+  type FanOutDispatcher,
   type FanOutResult,
   type LatencyResult,
   type LatencySettings,
@@ -114,40 +116,63 @@ async function main(): Promise<number> {
   const failures: Failure[] = [];
   // One sequence for the whole run: no id is created twice, whichever engine.
   const nextId = createIdSequence();
+  async function measureFanOuts(api: ServiceApi, engine: Engine, dispatcher: FanOutDispatcher): Promise<void> {
+    for (const subscriptions of options.fanOutCounts) {
+      const result = await runStage(
+        failures,
+        `${engine}: creates with ${subscriptions} subscriptions, dispatcher ${dispatcher}`,
+        () => measureFanOut(api, engine, dispatcher, nextId, subscriptions, options.backlog),
+      );
+      if (result === undefined) continue;
+      fanOut.push(result);
+      progress(
+        `  ${engine}, ${subscriptions} subscriptions, dispatcher ${dispatcher}: ` +
+          `${Math.round(result.createsPerSecond)} creates/s, failed ${result.failedCreates}`,
+      );
+    }
+  }
   try {
     for (const engine of engines) {
+      // PostgreSQL only: there a deployment may run serving replicas with WEBHOOKS_DISPATCH=false
+      // beside dispatching ones (PGlite is one process). The create path alone, with as many
+      // subscriptions: a new process, warmed up by a burst not measured.
+      const withoutDispatch =
+        engine === 'postgres' && options.fanOutCounts.length > 0
+          ? async (api: ServiceApi) => {
+              await runStage(failures, `${engine}: warm-up of the process that does not dispatch`, () =>
+                measureFanOut(api, engine, 'elsewhere', nextId, 0, options.backlog),
+              );
+              await measureFanOuts(api, engine, 'elsewhere');
+            }
+          : undefined;
       await runStage(failures, engine, () =>
-        benchEngine(options, engine, logDir, async (api) => {
-          const measured = await runStage(failures, `${engine}: latency`, () =>
-            measureLatency(api, engine, nextId, options.latency),
-          );
-          if (measured) {
-            latency.push(measured);
-            progress(`  ${engine} latency: p50 ${measured.p50Ms.toFixed(1)} ms, p99 ${measured.p99Ms.toFixed(1)} ms`);
-          }
-          for (const receivers of options.receiverCounts) {
-            const result = await runStage(failures, `${engine}: backlog to ${receivers} receivers`, () =>
-              measureBacklog(api, engine, nextId, receivers, options.backlog),
+        benchEngine(
+          options,
+          engine,
+          logDir,
+          async (api) => {
+            const measured = await runStage(failures, `${engine}: latency`, () =>
+              measureLatency(api, engine, nextId, options.latency),
             );
-            if (result === undefined) continue;
-            backlog.push(result);
-            progress(
-              `  ${engine} backlog, ${receivers} receivers: ${Math.round(result.createsPerSecond)} creates/s, ` +
-                `${Math.round(result.deliveriesPerSecond)} deliveries/s, missing ${result.missing}`,
-            );
-          }
-          for (const subscriptions of options.fanOutCounts) {
-            const result = await runStage(failures, `${engine}: creates with ${subscriptions} subscriptions`, () =>
-              measureFanOut(api, engine, nextId, subscriptions, options.backlog),
-            );
-            if (result === undefined) continue;
-            fanOut.push(result);
-            progress(
-              `  ${engine}, ${subscriptions} subscriptions: ${Math.round(result.createsPerSecond)} creates/s, ` +
-                `failed ${result.failedCreates}`,
-            );
-          }
-        }),
+            if (measured) {
+              latency.push(measured);
+              progress(`  ${engine} latency: p50 ${measured.p50Ms.toFixed(1)} ms, p99 ${measured.p99Ms.toFixed(1)} ms`);
+            }
+            for (const receivers of options.receiverCounts) {
+              const result = await runStage(failures, `${engine}: backlog to ${receivers} receivers`, () =>
+                measureBacklog(api, engine, nextId, receivers, options.backlog),
+              );
+              if (result === undefined) continue;
+              backlog.push(result);
+              progress(
+                `  ${engine} backlog, ${receivers} receivers: ${Math.round(result.createsPerSecond)} creates/s, ` +
+                  `${Math.round(result.deliveriesPerSecond)} deliveries/s, missing ${result.missing}`,
+              );
+            }
+            await measureFanOuts(api, engine, 'this process');
+          },
+          withoutDispatch,
+        ),
       );
     }
   } finally {
@@ -164,7 +189,7 @@ async function main(): Promise<number> {
   for (const result of fanOut) {
     if (result.failedCreates > 0) {
       failures.push({
-        stage: `${result.engine}: creates with ${result.subscriptions} subscriptions`,
+        stage: `${result.engine}: creates with ${result.subscriptions} subscriptions, dispatcher ${result.dispatcher}`,
         message: `${result.failedCreates} creates did not answer 200`,
       });
     }
@@ -205,12 +230,17 @@ async function runStage<T>(failures: Failure[], stage: string, work: () => Promi
   }
 }
 
-/** Storage, a token and the service for one engine; `work` measures; all of it undone afterwards. */
+/**
+ * Storage, a token and the service for one engine; `work` measures; then, when given,
+ * `withoutDispatch` measures a new service process on the same storage started with
+ * WEBHOOKS_DISPATCH=false; all of it undone afterwards.
+ */
 async function benchEngine(
   options: WebhooksBenchOptions,
   engine: Engine,
   logDir: string,
   work: (api: ServiceApi) => Promise<void>,
+  withoutDispatch?: (api: ServiceApi) => Promise<void>,
 ): Promise<void> {
   const storage = await createStorage(options.base, engine);
   try {
@@ -237,6 +267,20 @@ async function benchEngine(
       await work({ url: service.url, token, pid: service.pid });
     } finally {
       await stopService();
+    }
+    if (withoutDispatch !== undefined) {
+      progress(`${engine}: starting a service that does not dispatch (WEBHOOKS_DISPATCH=false)`);
+      const serving = await startService(
+        options.base.apiRoot,
+        { ...env, WEBHOOKS_DISPATCH: 'false' },
+        join(logDir, `webhooks-service-${engine}-no-dispatch.log`),
+      );
+      const stopServing = cleanups.add(`stop the ${engine} service that does not dispatch`, () => serving.stop());
+      try {
+        await withoutDispatch({ url: serving.url, token, pid: serving.pid });
+      } finally {
+        await stopServing();
+      }
     }
   } finally {
     await storage.dispose();
@@ -309,7 +353,8 @@ function parseInteger(text: string, name: string, min: number, max: number): num
  */
 function estimateMinutes(options: WebhooksBenchOptions): number {
   const deliveries = options.receiverCounts.reduce((total, count) => total + count * options.backlog.creates, 0);
-  const perEngine = 15 + options.latency.seconds + deliveries / 300 + options.fanOutCounts.length * 10;
+  // The fan-out bursts run twice on PostgreSQL (dispatching, and not), after a second start.
+  const perEngine = 15 + options.latency.seconds + deliveries / 300 + options.fanOutCounts.length * 15 + 10;
   return Math.max(1, Math.ceil((perEngine * options.base.engines.length) / 60));
 }
 
