@@ -1,33 +1,18 @@
 import { connect } from 'node:net';
 import { DataDirLockedError, openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { testEngines } from '@plant-store/db/testing';
+import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { collect, spawnApi, storageEnv } from './test-support/service-process.js';
-import { request, startTestService, type TestService } from './test-support/test-service.js';
+import { request, startTestService } from './test-support/test-service.js';
 
 failOnContractViolations();
 
 // The service in this process (restarts, shutdown, the first-run token, the data folder's lock).
 // The built entrypoint run as a process of its own: service-process.test.ts.
 describe.each(testEngines())('service lifecycle on %s', (engine) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  /** Migrated unless a test is about migrating (a copy of one migrated template: seconds faster). */
-  async function storage(migrated = true): Promise<TestStorage> {
-    const created = await createTestStorage(engine, { migrated });
-    cleanups.push(() => created.dispose());
-    return created;
-  }
-
-  async function start(on: TestStorage): Promise<TestService> {
-    const service = await startTestService(on);
-    cleanups.push(() => service.close());
-    return service;
-  }
+  const { cleanups, storage, start } = serviceLifecycle(engine);
 
   it('keeps committed plants across a restart on the same storage', async () => {
     const where = await storage();

@@ -1,10 +1,11 @@
 import { openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { testEngines } from '@plant-store/db/testing';
+import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
+import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { collect, spawnApi, startServiceProcess, storageEnv } from './test-support/service-process.js';
-import { request, startTestService, type TestService } from './test-support/test-service.js';
+import { request } from './test-support/test-service.js';
 
 failOnContractViolations();
 
@@ -12,23 +13,7 @@ failOnContractViolations();
 // a crash, the migrate step and the token command. A file of its own beside server.test.ts: both
 // spend most of their time waiting on processes, and run side by side.
 describe.each(testEngines())('the service as a process on %s', (engine) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  /** Migrated unless a test is about migrating (a copy of one migrated template: seconds faster). */
-  async function storage(migrated = true): Promise<TestStorage> {
-    const created = await createTestStorage(engine, { migrated });
-    cleanups.push(() => created.dispose());
-    return created;
-  }
-
-  async function start(on: TestStorage): Promise<TestService> {
-    const service = await startTestService(on);
-    cleanups.push(() => service.close());
-    return service;
-  }
+  const { storage, start } = serviceLifecycle(engine);
 
   it('runs as a process on the pinned runtime: starts, serves, and exits 0 on SIGTERM', async () => {
     const where = await storage();
