@@ -231,7 +231,7 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       await db.createPlant({ id: 2n ** 63n - 1n, name: 'Fern', tag: 'shade' }); // a replay
       expect(nudges).toBe(1);
 
-      const claimOptions = { limit: 10, perWebhookLimit: 4, leaseMs: 60_000, excludeWebhookIds: [] };
+      const claimOptions = { limit: 10, perWebhookLimit: 4, leaseMs: 60_000 };
       // Nothing to claim until the dispatcher's fan-out has written the deliveries.
       expect(await db.claimDeliveries(claimOptions)).toEqual([]);
       expect(await db.fanOutEvents({ maxDeliveries: 1024 })).toEqual({ events: 1, deliveries: 1 });
@@ -328,7 +328,6 @@ describe.each(testEngines())('tracing hooks on %s', (engine) => {
         limit: 10,
         perWebhookLimit: 10,
         leaseMs: 60_000,
-        excludeWebhookIds: [],
       });
       expect(claims.map((claim) => [claim.webhookId, claim.payload, claim.traceParent])).toEqual([
         [webhook.id, '{"id":1,"name":"Traced"}', traceParent],

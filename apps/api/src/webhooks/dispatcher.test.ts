@@ -90,7 +90,7 @@ class FakeStore implements DeliveryStore {
       if (claims.length >= options.limit) break;
       if (delivery.status !== 'pending' || delivery.dueAt > now) continue;
       if (delivery.lease && delivery.lease.expiresAt > now) continue;
-      if (options.excludeWebhookIds.includes(delivery.webhookId)) continue;
+      if (options.excludeWebhookIds?.includes(delivery.webhookId)) continue;
       const taken = perWebhook.get(delivery.webhookId) ?? options.busyWebhooks?.get(delivery.webhookId) ?? 0;
       if (taken >= options.perWebhookLimit) continue;
       perWebhook.set(delivery.webhookId, taken + 1);

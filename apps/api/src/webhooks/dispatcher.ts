@@ -305,7 +305,6 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         busyReceivers: heldByReceiver,
         busyWebhooks: heldByWebhook,
         leaseMs,
-        excludeWebhookIds: [],
       });
       claimTrouble.resolved('webhook dispatch claims deliveries again');
       return claims;

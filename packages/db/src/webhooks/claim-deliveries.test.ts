@@ -8,7 +8,7 @@ import { deleteWebhook } from './manage-webhooks.js';
 import { createAttemptRecorder, recordAttempt, releaseClaim } from './record-attempt.js';
 import type { AttemptOutcome, ClaimedDelivery, CreatedWebhook } from './webhook-records.js';
 
-const CLAIM_ALL: ClaimOptions = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000, excludeWebhookIds: [] };
+const CLAIM_ALL: ClaimOptions = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000 };
 
 const delivered = (attemptedAt = new Date()): AttemptOutcome => ({
   delivered: true,
@@ -311,7 +311,6 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))('claims a
               limit: 7,
               perWebhookLimit: 3,
               leaseMs: 60_000,
-              excludeWebhookIds: [],
             });
             // SKIP LOCKED can come back empty-handed while others hold the rest: ask the table.
             if (claims.length === 0) {

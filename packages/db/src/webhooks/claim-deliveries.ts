@@ -17,8 +17,8 @@ export interface ClaimOptions {
   readonly busyReceivers?: ReadonlyMap<string, number>;
   /** How long the lease lasts (database time). */
   readonly leaseMs: number;
-  /** Subscriptions to skip (the caller has enough of theirs in flight). */
-  readonly excludeWebhookIds: readonly string[];
+  /** Subscriptions to skip. Default: none. */
+  readonly excludeWebhookIds?: readonly string[];
   /**
    * Subscriptions the caller has deliveries in flight to, and how many: each gets at most
    * `perWebhookLimit` less that many (so a caller tops up a subscription's slots as they free,
@@ -120,7 +120,7 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
     ({ rows } = await sql.query<ClaimedRow>(CLAIM_DELIVERIES_SQL, [
       options.limit,
       options.perWebhookLimit,
-      [...options.excludeWebhookIds],
+      [...(options.excludeWebhookIds ?? [])],
       Math.ceil(options.leaseMs),
       perReceiver,
       busy.map(([origin]) => origin),

@@ -10,7 +10,7 @@ import { deleteWebhook, listWebhooks } from './manage-webhooks.js';
 import { recordAttempt } from './record-attempt.js';
 import type { AttemptOutcome, ClaimedDelivery } from './webhook-records.js';
 
-const CLAIM_ALL = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000, excludeWebhookIds: [] };
+const CLAIM_ALL = { limit: 1_000, perWebhookLimit: 1_000, leaseMs: 60_000 };
 
 function outcome(delivered: boolean, statusCode: number): AttemptOutcome {
   return {
