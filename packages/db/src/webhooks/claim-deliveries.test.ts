@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import { type ClaimOptions, claimDeliveries } from './claim-deliveries.js';
+import { CLAIM_DELIVERIES_SQL, type ClaimOptions, claimDeliveries } from './claim-deliveries.js';
 import { createWebhook } from './create-webhook.js';
 import { listDeliveries } from './list-deliveries.js';
 import { deleteWebhook } from './manage-webhooks.js';
@@ -45,6 +45,19 @@ async function clearWebhooks(client: TestClient): Promise<void> {
   await client.sql.query('DELETE FROM webhook_subscriptions', []);
   await client.sql.query('DELETE FROM webhook_events', []);
   await client.sql.query('DELETE FROM plants', []);
+}
+
+/** The parts of an `EXPLAIN (ANALYZE, FORMAT JSON)` node this suite reads. */
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly Alias?: string;
+  readonly 'Actual Loops': number;
+  readonly Plans?: readonly PlanNode[];
+}
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
 }
 
 function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
@@ -155,6 +168,33 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     expect(countBy(full, receiverOf)).toEqual({ other: 2 });
     await releaseAll(full);
     expect(shared).toHaveLength(3);
+  });
+
+  it('scans none of the deliveries of a receiver with no room left, however many subscriptions point at it', async () => {
+    for (const path of ['a', 'b', 'c']) await createWebhook(client.prisma, { url: `https://shared.example/${path}` });
+    const other = await createWebhook(client.prisma, { url: 'https://other.example/hooks' });
+    await insertPlantsFannedOut(
+      client.sql,
+      [1n, 2n].map((id) => ({ id, name: `plant ${id}` })),
+    );
+    // The statement claimDeliveries sends, the shared receiver full (room 0), under EXPLAIN ANALYZE.
+    const [row] = await client.rows<{ 'QUERY PLAN': unknown }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_DELIVERIES_SQL}`,
+      [1_000, 1_000, [], 60_000, 2, ['https://shared.example'], [0], [], []],
+    );
+    const explained = row?.['QUERY PLAN'];
+    const [result] = (typeof explained === 'string' ? JSON.parse(explained) : explained) as { Plan: PlanNode }[];
+    if (!result) throw new Error('no plan');
+    // Per subscription, a scan of its due deliveries under a limit: run for the other receiver's
+    // one subscription only; the full receiver's three stop at their limit of 0 before scanning.
+    const scans = planNodes(result.Plan).filter((node) => node.Alias === 'due_deliveries');
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans.reduce((loops, node) => loops + node['Actual Loops'], 0)).toBe(1);
+    // And what it claimed: the other receiver's two, none of the full one's six.
+    const leased = await client.rows<{ subscription_id: string }>(
+      'SELECT subscription_id::text AS subscription_id FROM webhook_deliveries WHERE lease_id IS NOT NULL',
+    );
+    expect(leased.map((delivery) => delivery.subscription_id)).toEqual([other.id, other.id]);
   });
 
   it('records a delivered attempt: done, lease given back, attempt listed', async () => {

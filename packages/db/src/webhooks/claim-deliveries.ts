@@ -28,41 +28,48 @@ export interface ClaimOptions {
 }
 
 /**
- * Candidates: per subscription not excluded, its first `perWebhookLimit` due pending deliveries
- * (less what the caller has in flight to it)
- * whose lease is free or expired, along the partial (subscription_id, next_attempt_at) index:
- * a backlog of thousands for one receiver costs no more than `perWebhookLimit` rows, and no
- * receiver's backlog starves another. Per receiver (the URL's origin: many subscriptions may
- * share one), at most what its limit leaves beside the caller's deliveries in flight there: a
- * receiver that hangs behind five subscriptions holds its own share of the slots, not all of
- * them. The soonest due of them, `limit` at most, are then locked
- * `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not waited for,
- * and one it claimed after this statement's snapshot fails the conditions, re-checked on the
- * locked row. Each gets its own lease id, and a lease end in database time (`now()`), so that
- * replicas with skewed clocks agree on when it expires.
+ * Candidates: per subscription not excluded, its first due pending deliveries whose lease is
+ * free or expired, along the partial (subscription_id, next_attempt_at) index: at most
+ * `perWebhookLimit` (less what the caller has in flight to it), and at most what its receiver's
+ * limit leaves (the URL's origin, which many subscriptions may share; its limit less the caller's
+ * deliveries in flight there). So a backlog of thousands for one receiver costs no more than
+ * that many rows, no receiver's backlog starves another, and a receiver with no room left costs
+ * no index scan at all, however many subscriptions point at it. Per receiver, the soonest due of
+ * its subscriptions' candidates, up to its room: a receiver that hangs behind five subscriptions
+ * holds its own share of the slots, not all of them. The soonest due of them, `limit` at most,
+ * are then locked `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not
+ * waited for, and one it claimed after this statement's snapshot fails the conditions, re-checked
+ * on the locked row. Each gets its own lease id, and a lease end in database time (`now()`), so
+ * that replicas with skewed clocks agree on when it expires.
  */
-export const CLAIM_DELIVERIES_SQL = `WITH due_by_webhook AS (
-  SELECT due.id, due.next_attempt_at, ${receiverOriginSql('subscriptions.url')} AS origin
-  FROM public.webhook_subscriptions AS subscriptions
+export const CLAIM_DELIVERIES_SQL = `WITH rooms AS (
+  SELECT subscriptions.id, subscriptions.origin, coalesce(busy.room, $5::int) AS room
+  FROM (
+    SELECT subscriptions.id, ${receiverOriginSql('subscriptions.url')} AS origin
+    FROM public.webhook_subscriptions AS subscriptions
+    WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
+  ) AS subscriptions
+  LEFT JOIN unnest($6::text[], $7::int[]) AS busy (origin, room) ON busy.origin = subscriptions.origin
+), due_by_webhook AS (
+  SELECT due.id, due.next_attempt_at, rooms.origin, rooms.room
+  FROM rooms
   CROSS JOIN LATERAL (
-    SELECT deliveries.id, deliveries.next_attempt_at
-    FROM public.webhook_deliveries AS deliveries
-    WHERE deliveries.subscription_id = subscriptions.id
-      AND deliveries.status = 'pending'
-      AND deliveries.next_attempt_at <= now()
-      AND (deliveries.locked_until IS NULL OR deliveries.locked_until <= now())
-    ORDER BY deliveries.next_attempt_at
-    LIMIT greatest(0, $2::int - coalesce(
+    SELECT due_deliveries.id, due_deliveries.next_attempt_at
+    FROM public.webhook_deliveries AS due_deliveries
+    WHERE due_deliveries.subscription_id = rooms.id
+      AND due_deliveries.status = 'pending'
+      AND due_deliveries.next_attempt_at <= now()
+      AND (due_deliveries.locked_until IS NULL OR due_deliveries.locked_until <= now())
+    ORDER BY due_deliveries.next_attempt_at
+    LIMIT greatest(0, least(rooms.room, $2::int - coalesce(
       (SELECT busy_webhooks.in_flight FROM unnest($8::text[], $9::int[]) AS busy_webhooks (id, in_flight)
-       WHERE busy_webhooks.id = subscriptions.id::text), 0))
+       WHERE busy_webhooks.id = rooms.id::text), 0)))
   ) AS due
-  WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
 ), ranked AS (
   SELECT due_by_webhook.id, due_by_webhook.next_attempt_at,
     row_number() OVER (PARTITION BY due_by_webhook.origin ORDER BY due_by_webhook.next_attempt_at, due_by_webhook.id) AS place,
-    coalesce(busy.room, $5::int) AS room
+    due_by_webhook.room
   FROM due_by_webhook
-  LEFT JOIN unnest($6::text[], $7::int[]) AS busy (origin, room) ON busy.origin = due_by_webhook.origin
 ), candidates AS (
   SELECT ranked.id FROM ranked
   WHERE ranked.place <= ranked.room
