@@ -395,29 +395,19 @@ describe('createWebhookDispatcher', () => {
     expect(store.deliveries).toHaveLength(6);
   });
 
-  it('keeps to fanOutAhead while the claims come back empty only because its webhook is at its cap', async () => {
-    const slow = await receiver();
-    slow.answer(() => 'hang');
+  it('fans out on for the other receivers while one hangs with fanOutAhead of its deliveries waiting', async () => {
+    const stuck = await receiver();
+    stuck.answer(() => 'hang');
+    const healthy = await receiver();
     const store = new FakeStore();
-    const webhook = subscription(slow.url);
-    for (let plant = 1n; plant <= 10n; plant++) store.publish([webhook], plant);
-    // Slots to spare, but the one webhook hangs: it holds what its cap allows (one sent, one
-    // waiting), and every later claim finds nothing it may take. Polled every 10 ms.
-    const { dispatcher } = dispatch(store, {
-      concurrency: 4,
-      perWebhookConcurrency: 1,
-      fanOutAhead: 3,
-      pollMs: 10,
-      drainMs: 50,
-    });
-    await slow.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    dispatcher.nudge();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // The two claimed, and three fanned out behind them; the other five events wait in the outbox.
-    expect(store.deliveries).toHaveLength(5);
-    expect(store.events).toHaveLength(5);
-    expect(store.claimCalls).toBeGreaterThan(10);
+    const webhooks = [subscription(stuck.url), subscription(healthy.url)];
+    for (let plant = 1n; plant <= 50n; plant++) store.publish(webhooks, plant);
+    // The hanging receiver holds what its cap allows, and far more than fanOutAhead of its
+    // deliveries soon wait unclaimed: the healthy one must still get every event.
+    dispatch(store, { concurrency: 4, perWebhookConcurrency: 1, fanOutAhead: 3, pollMs: 10, timeoutMs: 5_000, drainMs: 50 });
+    await healthy.waitFor(50, 10_000);
+    expect(store.events).toHaveLength(0);
+    expect(stuck.received.length).toBeLessThanOrEqual(1);
   });
 
   it('rides out a failing fan-out: one warning, then fans out when the database is back', async () => {

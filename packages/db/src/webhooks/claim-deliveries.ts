@@ -34,7 +34,9 @@ export interface ClaimOptions {
  * limit leaves (the URL's origin, which many subscriptions may share; its limit less the caller's
  * deliveries in flight there). So a backlog of thousands for one receiver costs no more than
  * that many rows, no receiver's backlog starves another, and a receiver with no room left costs
- * no index scan at all, however many subscriptions point at it. Per receiver, the soonest due of
+ * no index scan at all, however many subscriptions point at it (deliveries due at the same
+ * instant, as one fan-out's are, come in the index's order: deliveries are not ordered, and a
+ * tie-break on id here would sort every tie group). Per receiver, the soonest due of
  * its subscriptions' candidates, up to its room: a receiver that hangs behind five subscriptions
  * holds its own share of the slots, not all of them. The soonest due of them, `limit` at most,
  * are then locked `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not
