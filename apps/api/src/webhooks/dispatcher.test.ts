@@ -404,7 +404,14 @@ describe('createWebhookDispatcher', () => {
     for (let plant = 1n; plant <= 50n; plant++) store.publish(webhooks, plant);
     // The hanging receiver holds what its cap allows, and far more than fanOutAhead of its
     // deliveries soon wait unclaimed: the healthy one must still get every event.
-    dispatch(store, { concurrency: 4, perWebhookConcurrency: 1, fanOutAhead: 3, pollMs: 10, timeoutMs: 5_000, drainMs: 50 });
+    dispatch(store, {
+      concurrency: 4,
+      perWebhookConcurrency: 1,
+      fanOutAhead: 3,
+      pollMs: 10,
+      timeoutMs: 5_000,
+      drainMs: 50,
+    });
     await healthy.waitFor(50, 10_000);
     expect(store.events).toHaveLength(0);
     expect(stuck.received.length).toBeLessThanOrEqual(1);
