@@ -1,9 +1,10 @@
 import { openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { testEngines } from '@plant-store/db/testing';
 import { stringifyJson } from '@plant-store/schema';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { type ServiceProcess, startServiceProcess } from './test-support/service-process.js';
 import { request, type TestResponse } from './test-support/test-service.js';
 
@@ -74,17 +75,14 @@ async function forEachConcurrently<T>(items: readonly T[], concurrency: number, 
 }
 
 describe.skipIf(!testEngines().includes('postgres'))('two replicas on one PostgreSQL database', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { cleanups, storage: newStorage } = serviceLifecycle('postgres');
 
   // Two service processes and 2,400 requests: tens of seconds on a machine busy with other work.
   it('start together on an empty database, apply each migration once, and agree on every id', {
     timeout: 180_000,
   }, async () => {
-    const storage: TestStorage = await createTestStorage('postgres');
-    cleanups.push(() => storage.dispose());
+    // Not migrated: the replicas apply the migrations themselves.
+    const storage = await newStorage(false);
     const databaseUrl = storage.databaseUrl ?? '';
     const env = { DATABASE_URL: databaseUrl, DATA_DIR: storage.dataDir, NODE_ENV: 'production' };
 

@@ -4,10 +4,11 @@
  * own beside webhook-delivery.test.ts: it spends its time waiting on processes, and runs beside it.
  */
 import { openDatabase } from '@plant-store/db';
-import { createTestStorage, testEngines } from '@plant-store/db/testing';
+import { testEngines } from '@plant-store/db/testing';
 import { parseJson } from '@plant-store/schema';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { type ServiceProcess, startServiceProcess, storageEnv } from './test-support/service-process.js';
 import { createPlant, eventually, FAST_WEBHOOKS, SCOPES, subscribe } from './test-support/webhook-end-to-end.js';
 import { startWebhookReceiver } from './test-support/webhook-receiver.js';
@@ -15,16 +16,12 @@ import { startWebhookReceiver } from './test-support/webhook-receiver.js';
 failOnContractViolations();
 
 describe.each(testEngines())('webhook delivery across crashes on %s', (engine) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { cleanups, storage: newStorage } = serviceLifecycle(engine);
 
   it('delivers events committed before a SIGKILL, and those in flight when it struck, after a restart', {
     timeout: 120_000,
   }, async () => {
-    const storage = await createTestStorage(engine, { migrated: true });
-    cleanups.push(() => storage.dispose());
+    const storage = await newStorage();
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     // A token issued before any service process holds the database (PGlite allows one).
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
@@ -73,14 +70,10 @@ describe.each(testEngines())('webhook delivery across crashes on %s', (engine) =
 });
 
 describe.skipIf(!testEngines().includes('postgres'))('webhook delivery from two replicas on one PostgreSQL', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { cleanups, storage: newStorage } = serviceLifecycle('postgres');
 
   it('delivers each event once per attempt, never twice at once', { timeout: 120_000 }, async () => {
-    const storage = await createTestStorage('postgres', { migrated: true });
-    cleanups.push(() => storage.dispose());
+    const storage = await newStorage();
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     cleanups.push(() => db.close());

@@ -3,11 +3,12 @@
  * signatures checked with the Standard Webhooks library a receiver would use. As processes killed
  * with SIGKILL, or run as two replicas: webhook-delivery-processes.test.ts.
  */
-import { createTestStorage, testEngines } from '@plant-store/db/testing';
+import { testEngines } from '@plant-store/db/testing';
 import { parseJson } from '@plant-store/schema';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
 import {
   createPlant,
@@ -22,14 +23,10 @@ import { startWebhookReceiver, type WebhookReceiver } from './test-support/webho
 failOnContractViolations();
 
 describe.each(testEngines())('webhook delivery on %s', (engine) => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { cleanups, storage: newStorage } = serviceLifecycle(engine);
 
   async function setUp(env: Record<string, string> = {}) {
-    const storage = await createTestStorage(engine, { migrated: true });
-    cleanups.push(() => storage.dispose());
+    const storage = await newStorage();
     const service: TestService = await startTestService(storage, { ...FAST_WEBHOOKS, ...env });
     cleanups.push(() => service.close());
     const { token } = await service.db.issueToken({ name: 'webhooks', scopes: SCOPES });

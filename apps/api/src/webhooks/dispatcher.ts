@@ -26,9 +26,9 @@ import type { ResolveHost } from './url-policy.js';
  * paid here, off the request's path. It fans out only as fast as it delivers: while more than
  * `fanOutAhead` deliveries it wrote are still waiting for their first attempt, it sends those
  * first (counted here; reset whenever a claim finds nothing it may take: other replicas may
- * have sent them, or they wait for receivers at their caps, and the others must not wait too). Creates then never compete with a fan-out racing ahead of what the
- * receivers can take: with 100 subscriptions the backlog stays in the events, not in the
- * deliveries.
+ * have sent them, or they wait for receivers at their caps, and the others must not wait too).
+ * While the receivers keep up with what it claims, the backlog of many subscriptions stays in
+ * the events, not in the deliveries; behind a receiver at its cap the fan-out runs ahead of it.
  */
 
 export type DeliveryStore = Pick<Database, 'fanOutEvents' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
