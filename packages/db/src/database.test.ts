@@ -10,6 +10,7 @@ import {
   TokenNotFoundError,
 } from './errors.js';
 import type { DatabaseOperation, TraceDatabaseCalls } from './observe.js';
+import { readPage } from './test-support/plant-pages.js';
 import { createTestStorage, type TestStorage, testEngines } from './testing.js';
 
 describe.each(testEngines())('repository on %s', (engine) => {
@@ -142,7 +143,9 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
     const seen: bigint[] = [];
     let after: bigint | undefined;
     for (;;) {
-      const page = await db.listPlants({ limit: 2, tag: 'list even', ...(after === undefined ? {} : { after }) });
+      const page = readPage(
+        await db.listPlants({ limit: 2, tag: 'list even', ...(after === undefined ? {} : { after }) }),
+      );
       seen.push(...page.plants.map((plant) => plant.id));
       after = page.plants.at(-1)?.id;
       if (!page.hasMore) break;
@@ -151,21 +154,21 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
   });
 
   it('says whether more follow only when they do', async () => {
-    const full = await db.listPlants({ limit: 3, tag: 'list even' });
+    const full = readPage(await db.listPlants({ limit: 3, tag: 'list even' }));
     expect(full.plants.map((plant) => plant.id)).toEqual([-(2n ** 63n), 2n ** 53n + 1n, 2n ** 63n - 1n]);
     expect(full.hasMore).toBe(false);
     expect((await db.listPlants({ limit: 2, tag: 'list even' })).hasMore).toBe(true);
-    expect(await db.listPlants({ limit: 5, after: 2n ** 63n - 1n })).toEqual({ plants: [], hasMore: false });
+    expect(readPage(await db.listPlants({ limit: 5, after: 2n ** 63n - 1n }))).toEqual({ plants: [], hasMore: false });
   });
 
   it('filters by exact tag: no tag, other tags and prefixes do not match', async () => {
-    expect((await db.listPlants({ limit: 100, tag: 'list' })).plants).toEqual([]);
-    expect((await db.listPlants({ limit: 100, tag: 'list even' })).plants).toContainEqual({
+    expect(readPage(await db.listPlants({ limit: 100, tag: 'list' })).plants).toEqual([]);
+    expect(readPage(await db.listPlants({ limit: 100, tag: 'list even' })).plants).toContainEqual({
       id: 2n ** 53n + 1n,
       name: 'lister 2',
       tag: 'list even',
     });
-    const untagged = await db.listPlants({ limit: 100, after: -6n });
+    const untagged = readPage(await db.listPlants({ limit: 100, after: -6n }));
     expect(untagged.plants).toContainEqual({ id: -5n, name: 'lister 1' });
   });
 

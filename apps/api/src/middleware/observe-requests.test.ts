@@ -209,7 +209,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         findPlant: async () => {
           throw new Error('disk on fire', { cause: Object.assign(new Error('EIO'), { code: 'EIO' }) });
         },
-        listPlants: async () => ({ plants: [], hasMore: false }),
+        listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
         deletePlant: async () => false,
         ping: async () => {},
         createWebhook: async () => {

@@ -14,7 +14,7 @@ import { ApiError } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
-import { respondJson } from '../http/respond-json.js';
+import { respondJson, respondJsonText } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
 import { type BearerAuthOptions, bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
@@ -29,12 +29,23 @@ export interface Page<TItem> {
   readonly hasMore: boolean;
 }
 
+/**
+ * A page whose items arrive already written as the contract's JSON (an array of its items, ids
+ * exact), with the last item's id for the next page's link: the plants' listing, which
+ * PostgreSQL writes (see the db package's PlantPage). Answered as it is.
+ */
+export interface EncodedPage {
+  readonly json: string;
+  readonly lastId: bigint | undefined;
+  readonly hasMore: boolean;
+}
+
 /** Gets the validated input, returns the success body (a Page for a paged listing); fails by throwing ApiErrors. */
 export type Handler<TOperation extends OperationDeclaration> = (
   input: OperationInput<TOperation>,
 ) => Promise<
   TOperation['success']['paged'] extends true
-    ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never>
+    ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never> | EncodedPage
     : SuccessBodyOf<TOperation>
 >;
 
@@ -93,14 +104,15 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     if (success.status === 204) {
       ctx.status = 204;
     } else if (success.paged) {
-      const { items, hasMore } = answer as Page<{ readonly id: bigint }>;
-      const last = items.at(-1);
-      if (hasMore && last) {
+      const page = answer as Page<{ readonly id: bigint }> | EncodedPage;
+      const lastId = 'json' in page ? page.lastId : page.items.at(-1)?.id;
+      if (page.hasMore && lastId !== undefined) {
         // The next page: this one's query, in its order, with `after` the page's last id.
         const next = Object.fromEntries(Object.entries(query ?? {}).map(([name, value]) => [name, String(value)]));
-        ctx.set('Link', nextPageLink({ ...next, after: String(last.id) }));
+        ctx.set('Link', nextPageLink({ ...next, after: String(lastId) }));
       }
-      respondJson(ctx, success.status, items);
+      if ('json' in page) respondJsonText(ctx, success.status, page.json);
+      else respondJson(ctx, success.status, page.items);
     } else {
       respondJson(ctx, success.status, answer);
     }

@@ -1,7 +1,8 @@
-import type { ListPlantsQuery, StoredPlant } from '@plant-store/schema';
+import { type ListPlantsQuery, type StoredPlant, stringifyJson } from '@plant-store/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlRunner } from '../sql-runner.js';
 import { openTestClient } from '../test-support/open-test-client.js';
+import { readPage } from '../test-support/plant-pages.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { listPlantPages, listPlants } from './list-plants.js';
 
@@ -173,7 +174,7 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
     async ({ query }) => {
       harness.sent.length = 0;
       const page = await listPlants(harness.sql, query);
-      expect(page).toEqual(expectedPage(query));
+      expect(readPage(page)).toEqual(expectedPage(query));
       if (query.after === 2n ** 63n - 1n) {
         // Nothing can follow the largest id: answered without a statement.
         expect(harness.sent).toHaveLength(0);
@@ -190,7 +191,7 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
   it('answers many pages with one statement per kind, each page as alone and as bounded', async () => {
     const queries = cases.map(({ query }) => query);
     harness.sent.length = 0;
-    expect(await listPlantPages(harness.sql, queries)).toEqual(queries.map(expectedPage));
+    expect((await listPlantPages(harness.sql, queries)).map(readPage)).toEqual(queries.map(expectedPage));
     // The untagged pages and the tagged ones, each a batch (the page after the largest id: none).
     expect(harness.sent).toHaveLength(2);
     const pages = (tags: boolean) =>
@@ -200,6 +201,61 @@ describe.each(testEngines())('listPlants query plans on %s', (engine) => {
       // Every page reads at most limit + 1 rows: at most the largest page's, times the pages.
       await expectBoundedPlans(harness, statement, tags, 101 * pages(tags));
     }
+  });
+});
+
+/** Names and tags whose JSON needs escapes, or none; stored as any client may send them. */
+const AWKWARD_TEXTS = [
+  'quote " backslash \\ slash /',
+  'controls \b\f\n\r\t \u0001 \u001f and delete \u007f',
+  'separators \u2028 \u2029',
+  'accents é ñ, CJK 植物, emoji 🌵🪴',
+  "<b>&amp;</b> 'single'",
+];
+
+describe.each(testEngines())('the JSON of a page on %s', (engine) => {
+  let storage: TestStorage;
+  let harness: PlanHarness;
+  // Around the int64 limits and past 2^53, where a double would round them.
+  const ids = [-(2n ** 63n), -(2n ** 53n) - 1n, 0n, 2n ** 53n + 1n, 2n ** 63n - 2n, 2n ** 63n - 1n];
+  const plants: StoredPlant[] = ids.map((id, index) => {
+    const text = AWKWARD_TEXTS[index % AWKWARD_TEXTS.length] ?? '';
+    return index === 2 ? { id, name: text } : { id, name: text, tag: `tag ${text}` };
+  });
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine, { migrated: true });
+    harness = await openPlanHarness(storage);
+    for (const { id, name, tag } of plants) {
+      await harness.rawQuery('INSERT INTO plants (id, name, tag) VALUES ($1::text::bigint, $2, $3)', [
+        id.toString(),
+        name,
+        tag ?? null,
+      ]);
+    }
+  });
+  afterAll(async () => {
+    await harness?.close();
+    await storage?.dispose();
+  });
+
+  it('is what the service encodes for the same plants, byte for byte, ids exact, no tag when none', async () => {
+    const all = await listPlants(harness.sql, { limit: 100 });
+    expect(all).toEqual({ json: stringifyJson(plants), lastId: 2n ** 63n - 1n, hasMore: false });
+    const firstTwo = await listPlants(harness.sql, { limit: 2, after: -(2n ** 63n) });
+    expect(firstTwo).toEqual({ json: stringifyJson(plants.slice(1, 3)), lastId: 0n, hasMore: true });
+    const [tagged] = plants.filter((plant) => plant.id === 2n ** 53n + 1n);
+    const byTag = await listPlants(harness.sql, { limit: 5, tag: tagged?.tag ?? '' });
+    expect(byTag).toEqual({ json: stringifyJson([tagged]), lastId: 2n ** 53n + 1n, hasMore: false });
+  });
+
+  it('is the same when pages are read together in one statement', async () => {
+    const queries: ListPlantsQuery[] = [{ limit: 100 }, { limit: 2, after: -(2n ** 63n) }, { limit: 1, after: 0n }];
+    const alone = [];
+    for (const query of queries) alone.push(await listPlants(harness.sql, query));
+    harness.sent.length = 0;
+    expect(await listPlantPages(harness.sql, queries)).toEqual(alone);
+    expect(harness.sent).toHaveLength(1);
   });
 });
 
