@@ -1,7 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AttemptOutcome, type ClaimedDelivery, DatabaseUnavailableError } from '@plant-store/db';
+import {
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  DatabaseUnavailableError,
+  type FanOutResult,
+  receiverOrigin,
+} from '@plant-store/db';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
@@ -70,14 +76,19 @@ class FakeStore implements DeliveryStore {
   }
 
   /** One event a call: the dispatcher must keep going while events are waiting. */
-  async fanOutEvents(): Promise<{ events: number; deliveries: number }> {
+  async fanOutEvents(): Promise<FanOutResult> {
     this.fanOutCalls += 1;
     if (this.fanOutUnavailable) throw new DatabaseUnavailableError();
     const event = this.events.shift();
-    if (event === undefined) return { events: 0, deliveries: 0 };
+    if (event === undefined) return { events: 0, deliveries: 0, deliveriesByReceiver: new Map() };
     const eventId = `msg_${randomUUID()}`;
-    for (const webhook of event.webhooks) this.add(webhook, event.plantId, eventId);
-    return { events: 1, deliveries: event.webhooks.length };
+    const deliveriesByReceiver = new Map<string, number>();
+    for (const webhook of event.webhooks) {
+      this.add(webhook, event.plantId, eventId);
+      const receiver = receiverOrigin(webhook.url);
+      deliveriesByReceiver.set(receiver, (deliveriesByReceiver.get(receiver) ?? 0) + 1);
+    }
+    return { events: 1, deliveries: event.webhooks.length, deliveriesByReceiver };
   }
 
   async claimDeliveries(options: Parameters<DeliveryStore['claimDeliveries']>[0]): Promise<ClaimedDelivery[]> {
@@ -85,6 +96,7 @@ class FakeStore implements DeliveryStore {
     if (this.unavailable) throw new DatabaseUnavailableError();
     const now = Date.now();
     const perWebhook = new Map<string, number>();
+    const perReceiver = new Map<string, number>();
     const claims: ClaimedDelivery[] = [];
     for (const delivery of this.deliveries) {
       if (claims.length >= options.limit) break;
@@ -93,7 +105,11 @@ class FakeStore implements DeliveryStore {
       if (options.excludeWebhookIds?.includes(delivery.webhookId)) continue;
       const taken = perWebhook.get(delivery.webhookId) ?? options.busyWebhooks?.get(delivery.webhookId) ?? 0;
       if (taken >= options.perWebhookLimit) continue;
+      const receiver = receiverOrigin(delivery.url);
+      const takenByReceiver = perReceiver.get(receiver) ?? options.busyReceivers?.get(receiver) ?? 0;
+      if (takenByReceiver >= (options.perReceiverLimit ?? Number.POSITIVE_INFINITY)) continue;
       perWebhook.set(delivery.webhookId, taken + 1);
+      perReceiver.set(receiver, takenByReceiver + 1);
       delivery.lease = { id: randomUUID(), expiresAt: now + options.leaseMs };
       claims.push({
         deliveryId: delivery.id,
@@ -383,8 +399,9 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const webhooks = [subscription(slow.url), subscription(slow.url), subscription(slow.url)];
     for (let plant = 1n; plant <= 10n; plant++) store.publish(webhooks, plant);
-    // One slot, held by the hanging receiver; three deliveries an event.
-    const { dispatcher } = dispatch(store, { concurrency: 1, fanOutAhead: 3, pollMs: 10, drainMs: 50 });
+    // One slot, held by the hanging receiver; three deliveries an event. A poll would let one
+    // batch through whatever the count (see the next test): none comes within this test.
+    const { dispatcher } = dispatch(store, { concurrency: 1, fanOutAhead: 3, pollMs: 5_000, drainMs: 50 });
     await slow.waitFor(1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     dispatcher.nudge();
@@ -415,6 +432,41 @@ describe('createWebhookDispatcher', () => {
     await healthy.waitFor(50, 10_000);
     expect(store.events).toHaveLength(0);
     expect(stuck.received.length).toBeLessThanOrEqual(1);
+  });
+
+  it('paces the fan-out by receiver: one at its cap with fanOutAhead waiting holds back only itself', async () => {
+    const busy = await receiver();
+    busy.answer(() => 'hang');
+    const other = await receiver();
+    const store = new FakeStore();
+    // Three subscriptions at a receiver that takes one delivery at a time and hangs on it: its
+    // claims fill its cap, and the slots left over make claims that find nothing more of it.
+    const busyHooks = [subscription(busy.url), subscription(busy.url), subscription(busy.url)];
+    for (let plant = 1n; plant <= 10n; plant++) store.publish(busyHooks, plant);
+    const { dispatcher } = dispatch(store, {
+      concurrency: 4,
+      perWebhookConcurrency: 1,
+      fanOutAhead: 3,
+      pollMs: 400,
+      timeoutMs: 5_000,
+      drainMs: 50,
+    });
+    await busy.waitFor(1);
+    for (let nudge = 0; nudge < 5; nudge++) {
+      dispatcher.nudge();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Every nudge claimed and found nothing it may take (the receiver is at its cap): its count
+    // stands, so the fan-out stopped after fanOutAhead of its rows (plus the batch that passed it),
+    // where forgetting the count on an empty claim would have fanned out all ten.
+    expect(store.events.length).toBeGreaterThanOrEqual(6);
+    // Events for a receiver it has written nothing for yet: a poll interval lets one batch through
+    // whatever the counts, and once the new receiver has a count of its own, the fan-out goes on
+    // at its pace.
+    const late = subscription(other.url);
+    for (let plant = 11n; plant <= 20n; plant++) store.publish([late], plant);
+    await other.waitFor(10, 10_000);
+    expect(busy.received.length).toBeLessThanOrEqual(2);
   });
 
   it('rides out a failing fan-out: one warning, then fans out when the database is back', async () => {

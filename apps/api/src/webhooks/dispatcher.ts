@@ -23,12 +23,14 @@ import type { ResolveHost } from './url-policy.js';
  * Before it claims, a nudged or polling loop fans out the events not fanned out yet (any
  * replica's: one delivery per subscription, written by the store, `fanOutBatch` deliveries a
  * statement at most): the create writes only its event, and the cost of many subscriptions is
- * paid here, off the request's path. It fans out only as fast as it delivers: while more than
- * `fanOutAhead` deliveries it wrote are still waiting for their first attempt, it sends those
- * first (counted here; reset whenever a claim finds nothing it may take: other replicas may
- * have sent them, or they wait for receivers at their caps, and the others must not wait too).
- * While the receivers keep up with what it claims, the backlog of many subscriptions stays in
- * the events, not in the deliveries; behind a receiver at its cap the fan-out runs ahead of it.
+ * paid here, off the request's path. It fans out only as fast as it delivers, receiver by
+ * receiver: once every receiver it wrote for has `fanOutAhead` deliveries waiting for their first
+ * attempt, it sends those first (counted here per receiver; a receiver's count goes back to zero
+ * when a claim finds nothing it may take while that receiver is not at its cap: other replicas may
+ * have sent them). A receiver that hangs, at its cap, holds back only itself: the fan-out goes on
+ * while any other receiver has fewer waiting. So the backlog of many subscriptions stays in the events,
+ * not in the deliveries, and at least once every `pollMs` it fans out one batch whatever the
+ * counts say (events for a receiver it has not written for yet).
  */
 
 export type DeliveryStore = Pick<Database, 'fanOutEvents' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
@@ -59,7 +61,7 @@ export interface WebhookDispatcherOptions {
   readonly leaseMs: number;
   /** Most deliveries one fan-out statement writes. Default 1024. */
   readonly fanOutBatch?: number;
-  /** Most deliveries fanned out and not yet claimed, before it stops fanning out. Default 2 fanOutBatch. */
+  /** Most deliveries fanned out for one receiver and not yet claimed, before it stops fanning out for it. Default 2 fanOutBatch. */
   readonly fanOutAhead?: number;
   /** Deliveries in flight at once, in this process. */
   readonly concurrency: number;
@@ -155,8 +157,25 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const minClaim = Math.max(1, Math.floor(concurrency / 4));
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
-  /** Deliveries this process fanned out that no claim of its own has taken yet (an estimate). */
-  let ahead = 0;
+  let lastFanOutAt = 0;
+  /**
+   * Deliveries this process fanned out that no claim of its own has taken yet, per receiver it
+   * fans out for (an estimate; 0 for a receiver with nothing waiting, which keeps the fan-out
+   * going for it).
+   */
+  const aheadByReceiver = new Map<string, number>();
+  /** Claims held here that leave a receiver no room: a claim finds nothing of it for that reason alone. */
+  const receiverFull = LOOK_AHEAD * perReceiverConcurrency;
+  /**
+   * Whether to fan out now: when due, and some receiver it wrote for has fewer than `fanOutAhead`
+   * waiting (or it wrote for none yet), or a poll interval has passed since the last fan-out.
+   */
+  const mayFanOut = (): boolean => {
+    if (!fanOutDue) return false;
+    if (aheadByReceiver.size === 0 || Date.now() - lastFanOutAt >= pollMs) return true;
+    for (const waiting of aheadByReceiver.values()) if (waiting < fanOutAhead) return true;
+    return false;
+  };
   const recordTrouble = createTroubleReporter(
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
@@ -186,7 +205,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   async function run(): Promise<void> {
     while (!stopping) {
-      if (fanOutDue && ahead < fanOutAhead) {
+      // Busy with deliveries, it may never sleep a whole poll: events still get fanned out.
+      if (Date.now() - lastFanOutAt >= pollMs) fanOutDue = true;
+      if (mayFanOut()) {
         fanOutDue = false;
         // Some were waiting: more may be (they are fanned out before the next claim).
         if ((await fanOut()) > 0) fanOutDue = true;
@@ -207,17 +228,22 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           return;
         }
         if (claims !== null) {
-          // Nothing it may take is due: what it fanned out has been sent (perhaps by other
-          // replicas), or waits for webhooks and receivers at their caps. Either way the count is
-          // reset, so that the fan-out goes on for the receivers that can take more: a receiver
-          // that hangs must not hold back everyone's events. The cost: with every subscription
-          // behind one receiver at its cap, the fan-out runs ahead of what that receiver takes
-          // (rows written early, not lost; measured in docs/performance.md).
-          if (claims.length === 0) ahead = 0;
+          // Nothing it may take is due: for a receiver at its cap here, because of the cap (its
+          // count stands, and paces the fan-out); for any other, what was fanned out for it has
+          // been sent, perhaps by other replicas (its count goes back to zero, or it would wait
+          // for ever for claims that others made).
+          if (claims.length === 0) {
+            for (const receiver of aheadByReceiver.keys()) {
+              if ((heldByReceiver.get(receiver) ?? 0) < receiverFull) aheadByReceiver.set(receiver, 0);
+            }
+          }
           const startBy = Date.now() + leaseMs - timeoutMs - Math.min(LEASE_MARGIN_MS, (leaseMs - timeoutMs) / 2);
           for (const claimed of claims) {
-            if (claimed.attemptNumber === 1) ahead = Math.max(0, ahead - 1);
             const receiver = receiverOrigin(claimed.url);
+            const waiting = aheadByReceiver.get(receiver);
+            if (claimed.attemptNumber === 1 && waiting !== undefined && waiting > 0) {
+              aheadByReceiver.set(receiver, waiting - 1);
+            }
             hold(claimed.webhookId, receiver, +1);
             ready.push({ claimed, receiver, startBy });
           }
@@ -229,7 +255,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           }
         }
       }
-      if (fanOutDue && ahead < fanOutAhead) continue;
+      if (mayFanOut()) continue;
       // A poll looks for other replicas' events too; a finished delivery's wake-up only claims,
       // and only once `minClaim` have finished since the last claim.
       if ((await wakeup.sleep(pollMs)) !== 'woken') {
@@ -287,9 +313,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   /** Events fanned out by one statement; 0 when the store failed (reported; the next poll retries). */
   async function fanOut(): Promise<number> {
     try {
-      const { events, deliveries } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
+      lastFanOutAt = Date.now();
+      const { events, deliveriesByReceiver } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
       fanOutTrouble.resolved('webhook dispatch fans out events again');
-      ahead += deliveries;
+      for (const [receiver, written] of deliveriesByReceiver) {
+        aheadByReceiver.set(receiver, (aheadByReceiver.get(receiver) ?? 0) + written);
+      }
+      // Every subscription gets every event it is older than: a receiver the events went to
+      // none of has no subscription left (or only one newer than them, counted again next time).
+      if (events > 0) {
+        for (const receiver of aheadByReceiver.keys()) {
+          if (!deliveriesByReceiver.has(receiver)) aheadByReceiver.delete(receiver);
+        }
+      }
       return events;
     } catch (error) {
       fanOutTrouble.report(error);

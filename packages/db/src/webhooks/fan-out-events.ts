@@ -1,6 +1,7 @@
 import { DatabaseUnavailableError } from '../errors.js';
 import { translateError } from '../prisma-errors.js';
 import type { SqlRunner } from '../sql-runner.js';
+import { receiverOriginSql } from './receiver-origin.js';
 
 export interface FanOutOptions {
   /**
@@ -15,6 +16,11 @@ export interface FanOutResult {
   readonly events: number;
   /** Deliveries it wrote (none for a pair that had one already). */
   readonly deliveries: number;
+  /**
+   * The same deliveries by receiver (receiverOrigin of the subscription's URL): what a dispatcher
+   * paces its fan-out by, per receiver.
+   */
+  readonly deliveriesByReceiver: ReadonlyMap<string, number>;
 }
 
 /**
@@ -43,7 +49,12 @@ export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
   FROM batch
   JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.created_at <= batch.created_at
   ON CONFLICT (event_id, subscription_id) DO NOTHING
-  RETURNING 1
+  RETURNING subscription_id
+), by_receiver AS (
+  SELECT ${receiverOriginSql('subscriptions.url')} AS origin, count(*)::int AS deliveries
+  FROM deliveries
+  JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = deliveries.subscription_id
+  GROUP BY 1
 ), fanned AS (
   UPDATE public.webhook_events AS events
   SET fanned_out_at = now()
@@ -51,7 +62,17 @@ export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
   WHERE events.id = batch.id
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM fanned)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries`;
+SELECT (SELECT count(*) FROM fanned)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries,
+  (SELECT coalesce(array_agg(origin), '{}') FROM by_receiver) AS receivers,
+  (SELECT coalesce(array_agg(deliveries), '{}') FROM by_receiver) AS receiver_deliveries`;
+
+/** The statement's one row. */
+interface FanOutRow {
+  readonly events: number;
+  readonly deliveries: number;
+  readonly receivers: readonly string[];
+  readonly receiver_deliveries: readonly number[];
+}
 
 /** PostgreSQL's foreign_key_violation. */
 const FOREIGN_KEY_VIOLATION = '23503';
@@ -67,10 +88,13 @@ const MAX_ATTEMPTS = 3;
 export async function fanOutEvents(sql: SqlRunner, options: FanOutOptions): Promise<FanOutResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const { rows } = await sql.query<{ events: number; deliveries: number }>(FAN_OUT_EVENTS_SQL, [
-        Math.max(1, Math.floor(options.maxDeliveries)),
-      ]);
-      return { events: rows[0]?.events ?? 0, deliveries: rows[0]?.deliveries ?? 0 };
+      const { rows } = await sql.query<FanOutRow>(FAN_OUT_EVENTS_SQL, [Math.max(1, Math.floor(options.maxDeliveries))]);
+      const [row] = rows;
+      if (row === undefined) return { events: 0, deliveries: 0, deliveriesByReceiver: new Map() };
+      const deliveriesByReceiver = new Map(
+        row.receivers.map((origin, index) => [origin, row.receiver_deliveries[index] ?? 0] as const),
+      );
+      return { events: row.events, deliveries: row.deliveries, deliveriesByReceiver };
     } catch (error) {
       // A subscription deleted after the statement's snapshot, before its foreign key check: it
       // wrote nothing. Again, on a snapshot without it.
