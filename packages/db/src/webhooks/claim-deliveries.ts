@@ -39,9 +39,11 @@ export interface ClaimOptions {
  * tie-break on id here would sort every tie group). Per receiver, the soonest due of
  * its subscriptions' candidates, up to its room: a receiver that hangs behind five subscriptions
  * holds its own share of the slots, not all of them. The soonest due of them, `limit` at most,
- * are then locked `FOR UPDATE SKIP LOCKED`: a row another dispatcher is claiming is skipped, not
- * waited for, and one it claimed after this statement's snapshot fails the conditions, re-checked
- * on the locked row. Each gets its own lease id, and a lease end in database time (`now()`), so
+ * are then locked `FOR UPDATE SKIP LOCKED`, by primary key (their ids as an array, in a
+ * materialized step: given the chance, a planner trusting statistics taken when little was
+ * pending walks the whole pending index to find them, 83 ms a claim at 12,000 waiting): a row
+ * another dispatcher is claiming is skipped, not waited for, and one it claimed after this
+ * statement's snapshot fails the conditions, checked on the locked row. Each gets its own lease id, and a lease end in database time (`now()`), so
  * that replicas with skewed clocks agree on when it expires.
  */
 export const CLAIM_DELIVERIES_SQL = `WITH rooms AS (
@@ -77,17 +79,19 @@ export const CLAIM_DELIVERIES_SQL = `WITH rooms AS (
   WHERE ranked.place <= ranked.room
   ORDER BY ranked.next_attempt_at, ranked.id
   LIMIT $1::int
+), locked AS MATERIALIZED (
+  SELECT candidate.id, candidate.status, candidate.next_attempt_at, candidate.locked_until
+  FROM public.webhook_deliveries AS candidate
+  WHERE candidate.id = ANY (ARRAY(SELECT candidates.id FROM candidates))
+  FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE public.webhook_deliveries AS deliveries
   SET locked_until = now() + $4::int * interval '1 millisecond', lease_id = gen_random_uuid()
   WHERE deliveries.id IN (
-    SELECT locked.id
-    FROM public.webhook_deliveries AS locked
-    WHERE locked.id IN (SELECT id FROM candidates)
-      AND locked.status = 'pending'
+    SELECT locked.id FROM locked
+    WHERE locked.status = 'pending'
       AND locked.next_attempt_at <= now()
       AND (locked.locked_until IS NULL OR locked.locked_until <= now())
-    FOR UPDATE SKIP LOCKED
   )
   RETURNING deliveries.id, deliveries.lease_id, deliveries.locked_until, deliveries.event_id,
     deliveries.subscription_id, deliveries.attempt_count, deliveries.next_attempt_at
