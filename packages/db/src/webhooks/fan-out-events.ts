@@ -51,9 +51,9 @@ export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
   ON CONFLICT (event_id, subscription_id) DO NOTHING
   RETURNING subscription_id
 ), by_receiver AS (
-  SELECT ${receiverOriginSql('subscriptions.url')} AS origin, count(*)::int AS deliveries
-  FROM deliveries
-  JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = deliveries.subscription_id
+  SELECT ${receiverOriginSql('subscriptions.url')} AS origin, sum(written.deliveries)::int AS deliveries
+  FROM (SELECT deliveries.subscription_id, count(*) AS deliveries FROM deliveries GROUP BY 1) AS written
+  JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = written.subscription_id
   GROUP BY 1
 ), fanned AS (
   UPDATE public.webhook_events AS events
