@@ -32,7 +32,7 @@ import type { AuthenticatedToken, TokenRecord } from './tokens/token-record.js';
 import { createTokenUseRecorder } from './tokens/token-use.js';
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
 import { createWebhook } from './webhooks/create-webhook.js';
-import { type FanOutOptions, type FanOutResult, fanOutEvents } from './webhooks/fan-out-events.js';
+import { type FanOutOptions, type FanOutResult, fanOutEvents, webhookReceivers } from './webhooks/fan-out-events.js';
 import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
 import { deleteWebhook, listWebhooks } from './webhooks/manage-webhooks.js';
 import { createAttemptRecorder, releaseClaim } from './webhooks/record-attempt.js';
@@ -139,6 +139,8 @@ export interface Database {
    * subscription (see fanOutEvents): the dispatcher's step before it claims.
    */
   fanOutEvents(options: FanOutOptions): Promise<FanOutResult>;
+  /** The receivers (URL origins) that have subscriptions (see webhookReceivers). */
+  webhookReceivers(): Promise<string[]>;
   /** Leases due deliveries to this caller (see claimDeliveries). */
   claimDeliveries(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
@@ -346,6 +348,7 @@ function createDatabase(
     listDeliveries: (webhookId, query) => listDeliveries(prisma, webhookId, query),
     resendDelivery: (webhookId, deliveryId) => resendDelivery(prisma, webhookId, deliveryId),
     fanOutEvents: (options) => fanOutEvents(sql, options),
+    webhookReceivers: () => webhookReceivers(sql),
     claimDeliveries: (options) => claimDeliveries(sql, options),
     recordAttempt: (claim, outcome) => attempts.record(claim, outcome),
     releaseClaim: (claim) => releaseClaim(sql, claim),
@@ -385,6 +388,7 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     listDeliveries: observed(ops.listDeliveries, instruments, db.listDeliveries),
     resendDelivery: observed(ops.resendDelivery, instruments, db.resendDelivery),
     fanOutEvents: observed(ops.fanOutEvents, instruments, db.fanOutEvents),
+    webhookReceivers: observed(ops.webhookReceivers, instruments, db.webhookReceivers),
     claimDeliveries: observed(ops.claimDeliveries, instruments, db.claimDeliveries),
     recordAttempt: observed(ops.recordAttempt, instruments, db.recordAttempt),
     releaseClaim: observed(ops.releaseClaim, instruments, db.releaseClaim),

@@ -47,6 +47,7 @@ export const DATABASE_OPERATIONS = {
   listDeliveries: { name: 'listDeliveries', statement: 'SELECT', table: 'webhook_deliveries' },
   resendDelivery: { name: 'resendDelivery', statement: 'UPDATE', table: 'webhook_deliveries' },
   fanOutEvents: { name: 'fanOutEvents', statement: 'INSERT', table: 'webhook_deliveries' },
+  webhookReceivers: { name: 'webhookReceivers', statement: 'SELECT', table: 'webhook_subscriptions' },
   claimDeliveries: { name: 'claimDeliveries', statement: 'UPDATE', table: 'webhook_deliveries' },
   recordAttempt: { name: 'recordAttempt', statement: 'UPDATE', table: 'webhook_deliveries' },
   releaseClaim: { name: 'releaseClaim', statement: 'UPDATE', table: 'webhook_deliveries' },

@@ -70,9 +70,19 @@ class FakeStore implements DeliveryStore {
     return delivery;
   }
 
+  /** Subscriptions that exist: those of every event published so far, and any subscribed alone. */
+  readonly subscriptions = new Set<Subscription>();
+  receiverCalls = 0;
+
   /** An event to fan out to `webhooks` (a create's outbox row). */
   publish(webhooks: readonly Subscription[], plantId: bigint): void {
+    for (const webhook of webhooks) this.subscriptions.add(webhook);
     this.events.push({ webhooks, plantId });
+  }
+
+  async webhookReceivers(): Promise<string[]> {
+    this.receiverCalls += 1;
+    return [...new Set([...this.subscriptions].map((webhook) => receiverOrigin(webhook.url)))];
   }
 
   /** One event a call: the dispatcher must keep going while events are waiting. */
@@ -399,9 +409,8 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const webhooks = [subscription(slow.url), subscription(slow.url), subscription(slow.url)];
     for (let plant = 1n; plant <= 10n; plant++) store.publish(webhooks, plant);
-    // One slot, held by the hanging receiver; three deliveries an event. A poll would let one
-    // batch through whatever the count (see the next test): none comes within this test.
-    const { dispatcher } = dispatch(store, { concurrency: 1, fanOutAhead: 3, pollMs: 5_000, drainMs: 50 });
+    // One slot, held by the hanging receiver; three deliveries an event.
+    const { dispatcher } = dispatch(store, { concurrency: 1, fanOutAhead: 3, pollMs: 10, drainMs: 50 });
     await slow.waitFor(1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     dispatcher.nudge();
@@ -447,25 +456,26 @@ describe('createWebhookDispatcher', () => {
       concurrency: 4,
       perWebhookConcurrency: 1,
       fanOutAhead: 3,
-      pollMs: 400,
+      pollMs: 100,
       timeoutMs: 5_000,
       drainMs: 50,
     });
     await busy.waitFor(1);
-    for (let nudge = 0; nudge < 5; nudge++) {
+    for (let nudge = 0; nudge < 30; nudge++) {
       dispatcher.nudge();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    // Every nudge claimed and found nothing it may take (the receiver is at its cap): its count
-    // stands, so the fan-out stopped after fanOutAhead of its rows (plus the batch that passed it),
-    // where forgetting the count on an empty claim would have fanned out all ten.
-    expect(store.events.length).toBeGreaterThanOrEqual(6);
-    // Events for a receiver it has written nothing for yet: a poll interval lets one batch through
-    // whatever the counts, and once the new receiver has a count of its own, the fan-out goes on
-    // at its pace.
+    // Nudged and polled for 300 ms: every claim found nothing it may take (the receiver is at its
+    // cap), so its count stands and the fan-out stopped after fanOutAhead of its rows (plus the
+    // batch that passed it); forgetting the count on an empty claim would have fanned out all ten.
+    expect(store.events).toHaveLength(8);
+    expect(store.receiverCalls).toBeGreaterThan(0);
+    // A new subscription at another receiver: found by the next check of the receivers, it has
+    // nothing waiting, so the fan-out goes on for it (the busy receiver's rows written ahead).
     const late = subscription(other.url);
     for (let plant = 11n; plant <= 20n; plant++) store.publish([late], plant);
-    await other.waitFor(10, 10_000);
+    await other.waitFor(10, 5_000);
+    expect(store.events).toHaveLength(0);
     expect(busy.received.length).toBeLessThanOrEqual(2);
   });
 

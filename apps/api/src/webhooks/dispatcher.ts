@@ -29,11 +29,15 @@ import type { ResolveHost } from './url-policy.js';
  * when a claim finds nothing it may take while that receiver is not at its cap: other replicas may
  * have sent them). A receiver that hangs, at its cap, holds back only itself: the fan-out goes on
  * while any other receiver has fewer waiting. So the backlog of many subscriptions stays in the events,
- * not in the deliveries, and at least once every `pollMs` it fans out one batch whatever the
- * counts say (events for a receiver it has not written for yet).
+ * not in the deliveries. While it waits, it asks every `pollMs` which receivers have
+ * subscriptions: one it has not written for yet (a new subscription) has none waiting, so the
+ * fan-out goes on for it (writing the busy receivers' rows ahead, as beside a hanging one).
  */
 
-export type DeliveryStore = Pick<Database, 'fanOutEvents' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'>;
+export type DeliveryStore = Pick<
+  Database,
+  'fanOutEvents' | 'webhookReceivers' | 'claimDeliveries' | 'recordAttempt' | 'releaseClaim'
+>;
 
 /**
  * What became of an attempt: recorded as `delivered`, `retrying` (failed, another is scheduled)
@@ -158,24 +162,25 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
   let lastFanOutAt = 0;
+  let receiversCheckedAt = 0;
   /**
    * Deliveries this process fanned out that no claim of its own has taken yet, per receiver it
    * fans out for (an estimate; 0 for a receiver with nothing waiting, which keeps the fan-out
    * going for it).
    */
   const aheadByReceiver = new Map<string, number>();
-  /** Claims held here that leave a receiver no room: a claim finds nothing of it for that reason alone. */
-  const receiverFull = LOOK_AHEAD * perReceiverConcurrency;
   /**
-   * Whether to fan out now: when due, and some receiver it wrote for has fewer than `fanOutAhead`
-   * waiting (or it wrote for none yet), or a poll interval has passed since the last fan-out.
+   * Claims held here from which a receiver may have no room left, so that a claim can find nothing
+   * of it for that reason alone (its cap, or its one webhook's when that is lower).
    */
-  const mayFanOut = (): boolean => {
-    if (!fanOutDue) return false;
-    if (aheadByReceiver.size === 0 || Date.now() - lastFanOutAt >= pollMs) return true;
-    for (const waiting of aheadByReceiver.values()) if (waiting < fanOutAhead) return true;
-    return false;
+  const receiverFull = LOOK_AHEAD * Math.min(perReceiverConcurrency, perWebhookConcurrency);
+  /** Whether every receiver it fans out for has `fanOutAhead` waiting (none known: no). */
+  const paced = (): boolean => {
+    if (aheadByReceiver.size === 0) return false;
+    for (const waiting of aheadByReceiver.values()) if (waiting < fanOutAhead) return false;
+    return true;
   };
+  const mayFanOut = (): boolean => fanOutDue && !paced();
   const recordTrouble = createTroubleReporter(
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
@@ -207,6 +212,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     while (!stopping) {
       // Busy with deliveries, it may never sleep a whole poll: events still get fanned out.
       if (Date.now() - lastFanOutAt >= pollMs) fanOutDue = true;
+      if (fanOutDue && paced() && Date.now() - receiversCheckedAt >= pollMs) await checkReceivers();
       if (mayFanOut()) {
         fanOutDue = false;
         // Some were waiting: more may be (they are fanned out before the next claim).
@@ -319,17 +325,26 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       for (const [receiver, written] of deliveriesByReceiver) {
         aheadByReceiver.set(receiver, (aheadByReceiver.get(receiver) ?? 0) + written);
       }
-      // Every subscription gets every event it is older than: a receiver the events went to
-      // none of has no subscription left (or only one newer than them, counted again next time).
-      if (events > 0) {
-        for (const receiver of aheadByReceiver.keys()) {
-          if (!deliveriesByReceiver.has(receiver)) aheadByReceiver.delete(receiver);
-        }
-      }
       return events;
     } catch (error) {
       fanOutTrouble.report(error);
       return 0;
+    }
+  }
+
+  /**
+   * Which receivers have subscriptions: one not counted yet (new) joins with none waiting, and
+   * one with no subscription left is no longer waited for. A failure is reported as the
+   * fan-out's, and the counts stand until the next poll interval.
+   */
+  async function checkReceivers(): Promise<void> {
+    receiversCheckedAt = Date.now();
+    try {
+      const receivers = new Set(await store.webhookReceivers());
+      for (const receiver of receivers) if (!aheadByReceiver.has(receiver)) aheadByReceiver.set(receiver, 0);
+      for (const receiver of aheadByReceiver.keys()) if (!receivers.has(receiver)) aheadByReceiver.delete(receiver);
+    } catch (error) {
+      fanOutTrouble.report(error);
     }
   }
 

@@ -6,7 +6,7 @@ import type { SqlRunner } from '../sql-runner.js';
 import { fanOutAll, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
-import { fanOutEvents } from '../webhooks/fan-out-events.js';
+import { fanOutEvents, webhookReceivers } from '../webhooks/fan-out-events.js';
 import { insertPlants } from './insert-plants.js';
 import { createPlantWriter, type PlantWriter } from './plant-writer.js';
 
@@ -103,7 +103,9 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     expect(event?.payload).toBe('{"id":10,"name":"Fern","tag":"shade"}');
     // The create wrote no delivery: that is the dispatcher's fan-out.
     expect(await deliveriesOf([event?.id ?? ''])).toEqual([]);
-    // By receiver (the URLs' origins, as receiverOrigin writes them): what the dispatcher paces by.
+    // The receivers, once each however spelled, and by receiver (the URLs' origins, as
+    // receiverOrigin writes them) what a fan-out wrote: what the dispatcher paces by.
+    expect((await webhookReceivers(client.sql)).sort()).toEqual(['https://a.example', 'https://c.example']);
     expect(await fanOutEvents(client.sql, { maxDeliveries: 1024 })).toEqual({
       events: 1,
       deliveries: 3,

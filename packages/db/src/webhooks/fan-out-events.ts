@@ -66,6 +66,23 @@ SELECT (SELECT count(*) FROM fanned)::int AS events, (SELECT count(*) FROM deliv
   (SELECT coalesce(array_agg(origin), '{}') FROM by_receiver) AS receivers,
   (SELECT coalesce(array_agg(deliveries), '{}') FROM by_receiver) AS receiver_deliveries`;
 
+/** Every receiver (receiverOrigin of a subscription's URL) with a subscription, once each. */
+export const WEBHOOK_RECEIVERS_SQL = `SELECT DISTINCT ${receiverOriginSql('subscriptions.url')} AS origin
+FROM public.webhook_subscriptions AS subscriptions`;
+
+/**
+ * The receivers that have subscriptions: a dispatcher whose fan-out waits for the receivers it
+ * writes for asks which others exist (new subscriptions), so that none waits behind busy ones.
+ */
+export async function webhookReceivers(sql: SqlRunner): Promise<string[]> {
+  try {
+    const { rows } = await sql.query<{ origin: string }>(WEBHOOK_RECEIVERS_SQL, []);
+    return rows.map((row) => row.origin);
+  } catch (error) {
+    throw translateError(error);
+  }
+}
+
 /** The statement's one row. */
 interface FanOutRow {
   readonly events: number;
