@@ -479,6 +479,38 @@ describe('createWebhookDispatcher', () => {
     expect(busy.received.length).toBeLessThanOrEqual(2);
   });
 
+  it('stops counting a receiver whose subscriptions are gone: it no longer keeps the fan-out going', async () => {
+    const gone = await receiver();
+    const busy = await receiver();
+    busy.answer(() => 'hang');
+    const store = new FakeStore();
+    const goneHook = subscription(gone.url);
+    store.publish([goneHook], 1n);
+    const { dispatcher } = dispatch(store, {
+      concurrency: 4,
+      perWebhookConcurrency: 1,
+      fanOutAhead: 3,
+      pollMs: 5_000,
+      timeoutMs: 5_000,
+      drainMs: 50,
+    });
+    await gone.waitFor(1);
+    // Its subscription deleted; then a burst for a receiver that takes one at a time and hangs.
+    store.subscriptions.delete(goneHook);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const busyHooks = [subscription(busy.url), subscription(busy.url), subscription(busy.url)];
+    for (let plant = 2n; plant <= 11n; plant++) store.publish(busyHooks, plant);
+    dispatcher.nudge();
+    await busy.waitFor(1);
+    for (let nudge = 0; nudge < 10; nudge++) {
+      dispatcher.nudge();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Checked again when the events came after a quiet spell: the gone receiver's count of none
+    // waiting no longer lets the fan-out run ahead of the busy one.
+    expect(store.events.length).toBeGreaterThanOrEqual(7);
+  });
+
   it('rides out a failing fan-out: one warning, then fans out when the database is back', async () => {
     const hooks = await receiver();
     const store = new FakeStore();

@@ -29,9 +29,10 @@ import type { ResolveHost } from './url-policy.js';
  * when a claim finds nothing it may take while that receiver is not at its cap: other replicas may
  * have sent them). A receiver that hangs, at its cap, holds back only itself: the fan-out goes on
  * while any other receiver has fewer waiting. So the backlog of many subscriptions stays in the events,
- * not in the deliveries. While it waits, it asks every `pollMs` which receivers have
- * subscriptions: one it has not written for yet (a new subscription) has none waiting, so the
- * fan-out goes on for it (writing the busy receivers' rows ahead, as beside a hanging one).
+ * not in the deliveries. It asks which receivers have subscriptions once every `pollMs`, and
+ * when events come after a quiet spell: one it has not written for yet (a new subscription) has
+ * none waiting, so the fan-out goes on for it (writing the busy receivers' rows ahead, as beside
+ * a hanging one), and one with no subscription left no longer counts.
  */
 
 export type DeliveryStore = Pick<
@@ -127,6 +128,11 @@ const DEFAULT_FAN_OUT_BATCH = 1024;
 const MAX_PENDING_PER_SLOT = 4;
 /** Claims held (waiting or being sent), per slot and per webhook or receiver cap. */
 const LOOK_AHEAD = 2;
+/**
+ * Shortest time between two checks of which receivers have subscriptions, when events come after
+ * a quiet spell (otherwise once a poll interval).
+ */
+const RECEIVERS_RECHECK_MS = 100;
 /** A waiting claim starts no later than this before its lease ends, less an attempt's timeout. */
 const LEASE_MARGIN_MS = 1_000;
 
@@ -162,7 +168,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
   let lastFanOutAt = 0;
-  let receiversCheckedAt = 0;
+  let receiversCheckedAt = -Infinity;
+  let fanOutFoundNone = true;
   /**
    * Deliveries this process fanned out that no claim of its own has taken yet, per receiver it
    * fans out for (an estimate; 0 for a receiver with nothing waiting, which keeps the fan-out
@@ -212,7 +219,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     while (!stopping) {
       // Busy with deliveries, it may never sleep a whole poll: events still get fanned out.
       if (Date.now() - lastFanOutAt >= pollMs) fanOutDue = true;
-      if (fanOutDue && paced() && Date.now() - receiversCheckedAt >= pollMs) await checkReceivers();
+      // Which receivers have subscriptions: every poll interval, and first thing when events
+      // come again after a fan-out that found none (subscriptions may have changed meanwhile).
+      const sinceCheck = Date.now() - receiversCheckedAt;
+      if (fanOutDue && (sinceCheck >= pollMs || (fanOutFoundNone && sinceCheck >= RECEIVERS_RECHECK_MS))) {
+        await checkReceivers();
+      }
       if (mayFanOut()) {
         fanOutDue = false;
         // Some were waiting: more may be (they are fanned out before the next claim).
@@ -322,6 +334,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       lastFanOutAt = Date.now();
       const { events, deliveriesByReceiver } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
       fanOutTrouble.resolved('webhook dispatch fans out events again');
+      fanOutFoundNone = events === 0;
       for (const [receiver, written] of deliveriesByReceiver) {
         aheadByReceiver.set(receiver, (aheadByReceiver.get(receiver) ?? 0) + written);
       }
