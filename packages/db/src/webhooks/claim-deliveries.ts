@@ -43,8 +43,9 @@ export interface ClaimOptions {
  * materialized step: given the chance, a planner trusting statistics taken when little was
  * pending walks the whole pending index to find them, 83 ms a claim at 12,000 waiting): a row
  * another dispatcher is claiming is skipped, not waited for, and one it claimed after this
- * statement's snapshot fails the conditions, checked on the locked row. Each gets its own lease id, and a lease end in database time (`now()`), so
- * that replicas with skewed clocks agree on when it expires.
+ * statement's snapshot fails the conditions, checked on the locked row. Each gets its own lease
+ * id, and a lease end in database time (`now()`), so that replicas with skewed clocks agree on
+ * when it expires.
  */
 export const CLAIM_DELIVERIES_SQL = `WITH rooms AS (
   SELECT subscriptions.id, subscriptions.origin, coalesce(busy.room, $5::int) AS room
