@@ -4,7 +4,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger, createLogOutput, LOG_LEVELS, type LogLevel, serializeError } from './logger.js';
+import {
+  type AccessLineFields,
+  createAccessLog,
+  createLogger,
+  createLogOutput,
+  LOG_LEVELS,
+  type LogLevel,
+  serializeError,
+} from './logger.js';
 
 function capture(level: LogLevel) {
   const lines: string[] = [];
@@ -52,6 +60,72 @@ describe('createLogger', () => {
   });
 });
 
+describe('createAccessLog', () => {
+  /** The line with its time (the one field two calls may not share) made the same. */
+  const timeless = (line: string | undefined) => line?.replace(/"time":"[^"]*"/, '"time":"T"');
+
+  const fields: AccessLineFields[] = [
+    { requestId: 'req-1', method: 'POST', route: '/plants', status: 400, durationMs: 0.123, tokenName: 'bench' },
+    {
+      requestId: 'a'.repeat(128),
+      method: 'GET',
+      route: '/plants/:id',
+      status: 200,
+      durationMs: 12,
+      tokenName: undefined,
+    },
+    {
+      requestId: 'x:y.z_1-2',
+      method: 'DELETE',
+      route: 'unmatched',
+      status: 404,
+      durationMs: 1500.5,
+      tokenName: 'team "a" \\ b',
+    },
+    {
+      requestId: '6f1c3a52-2f53-4c36-9d4e-0d7b2d4e9a10',
+      method: 'PATCH',
+      route: '/webhooks/:id',
+      status: 503,
+      durationMs: 0,
+      tokenName: 'équipe\u2028\n\u0001 🌱',
+      trace: { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' },
+    },
+  ];
+
+  it.each(fields)('writes the line pino writes for the same fields (%o)', (line) => {
+    const { log, lines } = capture('info');
+    const { trace, ...rest } = line;
+    const pinoFields = trace === undefined ? rest : { ...rest, trace_id: trace.traceId, span_id: trace.spanId };
+    log.info(pinoFields, 'request');
+    createAccessLog(log)(line);
+    expect(lines).toHaveLength(2);
+    expect(timeless(lines[1])).toBe(timeless(lines[0]));
+    const written = JSON.parse(lines[1] as string) as Record<string, unknown>;
+    expect(written).toMatchObject({ level: 'info', message: 'request', pid: process.pid, requestId: line.requestId });
+    expect(written.tokenName).toBe(line.tokenName);
+  });
+
+  it('writes nothing while the logger is above info, and follows a change of level', () => {
+    const { log, lines } = capture('warn');
+    const writeAccessLine = createAccessLog(log);
+    writeAccessLine(fields[0] as AccessLineFields);
+    expect(lines).toHaveLength(0);
+    log.level = 'debug';
+    writeAccessLine(fields[0] as AccessLineFields);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('writes the bindings of a child logger, as pino does', () => {
+    const { log, lines } = capture('info');
+    const child = log.child({ component: 'http' });
+    child.info({ ...fields[1], tokenName: undefined }, 'request');
+    createAccessLog(child)(fields[1] as AccessLineFields);
+    expect(timeless(lines[1])).toBe(timeless(lines[0]));
+    expect(lines[1]).toContain('"component":"http"');
+  });
+});
+
 describe('serializeError', () => {
   it('keeps type, message, stack, code and causes, and nothing else an error carries', () => {
     const cause = Object.assign(new RangeError('inner'), { code: 'E_INNER' });
@@ -95,6 +169,10 @@ describe('createLogOutput', () => {
       fd,
       /** Reads everything written so far (and so unblocks the writer). */
       async drain(): Promise<string> {
+        return (await this.drainBytes()).toString('utf8');
+      },
+      /** drain(), as bytes: what a read ends with may be part of a character. */
+      async drainBytes(): Promise<Buffer> {
         const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
         const chunks: Buffer[] = [];
         const buffer = Buffer.alloc(1 << 16);
@@ -109,7 +187,7 @@ describe('createLogOutput', () => {
           chunks.push(Buffer.from(buffer.subarray(0, read)));
         }
         closeSync(reader);
-        return Buffer.concat(chunks).toString('utf8');
+        return Buffer.concat(chunks);
       },
       async close() {
         closeSync(fd);
@@ -129,6 +207,33 @@ describe('createLogOutput', () => {
       expect(lines.map((line) => (JSON.parse(line) as { index: number }).index)).toEqual([
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
       ]);
+      expect(output.droppedLines()).toBe(0);
+    } finally {
+      await pipe.close();
+    }
+  });
+
+  it('writes lines of any length and script whole and in order: batches filled to the brim, a line longer than a batch', async () => {
+    const pipe = await blockedPipe();
+    try {
+      const output = createLogOutput(pipe.fd);
+      // Multibyte text around the batch boundaries (16 KB), then a 100 KB line of 3-byte characters.
+      const written = Array.from(
+        { length: 300 },
+        (_, index) => `${index} ${'é🌱'.repeat(index % 40)} ${'x'.repeat(90)}\n`,
+      );
+      written.push(`${'ж'.repeat(100_000)}\n`, 'last\n');
+      for (const line of written) output.write(line);
+      const draining = (async () => {
+        const chunks: Buffer[] = [];
+        while (!Buffer.concat(chunks).toString('utf8').endsWith('last\n')) {
+          chunks.push(await pipe.drainBytes());
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        return Buffer.concat(chunks).toString('utf8');
+      })();
+      await output.flush(5_000);
+      expect(await draining).toBe(written.join(''));
       expect(output.droppedLines()).toBe(0);
     } finally {
       await pipe.close();

@@ -1,15 +1,18 @@
 import * as v from 'valibot';
-import { type ApiError, invalidRequest } from './api-error.js';
+import { invalidRequest } from './api-error.js';
 
-/** `input` against a contract schema: the output, or the 400 for the first failed rule (not thrown). */
+/**
+ * `input` against a contract schema: the output, or the message of the first failed rule (the
+ * 400's message; not thrown, and no error made: an invalid body is the commonest refusal).
+ */
 export function checkInput<const TSchema extends v.GenericSchema>(
   schema: TSchema,
   input: unknown,
-): { readonly output: v.InferOutput<TSchema> } | { readonly error: ApiError } {
+): { readonly output: v.InferOutput<TSchema> } | { readonly issue: string } {
   const result = v.safeParse(schema, input, { abortEarly: true });
   if (result.success) return { output: result.output };
   const [issue] = result.issues;
-  return { error: invalidRequest(issue.message) };
+  return { issue: issue.message };
 }
 
 /** Validates `input` against a contract schema; the first failed rule becomes a thrown 400. */
@@ -18,6 +21,6 @@ export function parseInput<const TSchema extends v.GenericSchema>(
   input: unknown,
 ): v.InferOutput<TSchema> {
   const checked = checkInput(schema, input);
-  if ('error' in checked) throw checked.error;
+  if ('issue' in checked) throw invalidRequest(checked.issue);
   return checked.output;
 }

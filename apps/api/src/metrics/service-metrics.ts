@@ -79,11 +79,20 @@ export function createServiceMetrics({
   }
   // Process and Node metrics (CPU, memory, event loop lag, GC, handles), computed when scraped.
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({
+  // The two request counters are counted in plain numbers here (see byLabels) and handed to
+  // prom-client when scraped: each of its inc() calls hashes its labels again.
+  new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
+    collect() {
+      for (const child of byLabels.values()) {
+        if (child.uncounted === 0) continue;
+        this.inc(child.labels, child.uncounted);
+        child.uncounted = 0;
+      }
+    },
   });
   const requestDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -99,11 +108,18 @@ export function createServiceMetrics({
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const tokenRequests = new Counter({
+  new Counter({
     name: 'token_requests_total',
     help: 'Requests a bearer token authenticated, by token name and status code (429: over its rate limit).',
     labelNames: ['token', 'status'] as const,
     registers: [registry],
+    collect() {
+      for (const child of tokenByLabels.values()) {
+        if (child.uncounted === 0) continue;
+        this.inc(child.labels, child.uncounted);
+        child.uncounted = 0;
+      }
+    },
   });
   const webhookAttempts = new Counter({
     name: 'webhook_delivery_attempts_total',
@@ -111,15 +127,20 @@ export function createServiceMetrics({
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  // The children of each label combination, kept: prom-client hashes a labels object on every
-  // call otherwise. The label sets are bounded (see above), and so is this map.
+  // Per label combination: the labels, the histogram's child (kept: prom-client hashes a labels
+  // object on every call otherwise), and the requests not yet handed to the counter. The label
+  // sets are bounded (see above), and so are these maps.
   const byLabels = new Map<
     string,
-    { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof requestDuration.labels> }
+    {
+      readonly labels: { method: string; route: string; status: number };
+      readonly duration: ReturnType<typeof requestDuration.labels>;
+      uncounted: number;
+    }
   >();
   const databaseByLabels = new Map<string, ReturnType<typeof databaseDuration.labels>>();
   // Bounded by the tokens that authenticated here, each with the few statuses it got.
-  const tokenByLabels = new Map<string, ReturnType<typeof tokenRequests.labels>>();
+  const tokenByLabels = new Map<string, { readonly labels: { token: string; status: number }; uncounted: number }>();
   return {
     registry,
     observeRequest({ method, route, status, durationSeconds, token }) {
@@ -127,19 +148,19 @@ export function createServiceMetrics({
       let child = byLabels.get(key);
       if (!child) {
         const labels = { method: methodLabel(method), route, status };
-        child = { count: requests.labels(labels), duration: requestDuration.labels(labels) };
+        child = { labels, duration: requestDuration.labels(labels), uncounted: 0 };
         byLabels.set(key, child);
       }
-      child.count.inc();
+      child.uncounted += 1;
       child.duration.observe(durationSeconds);
       if (token === undefined) return;
       const tokenKey = `${token} ${status}`;
       let tokenChild = tokenByLabels.get(tokenKey);
       if (!tokenChild) {
-        tokenChild = tokenRequests.labels({ token, status });
+        tokenChild = { labels: { token, status }, uncounted: 0 };
         tokenByLabels.set(tokenKey, tokenChild);
       }
-      tokenChild.inc();
+      tokenChild.uncounted += 1;
     },
     observeWebhookAttempt(result) {
       webhookAttempts.inc({ result });

@@ -41,12 +41,15 @@ export function handleErrors(): Middleware<AppState> {
   };
 }
 
+/** What an error response is made of: an ApiError's answer, without the error. */
+export type ErrorAnswer = Pick<ApiError, 'code' | 'status' | 'headers' | 'message'>;
+
 /**
  * Writes `apiError` as the response, as the error middleware does with what it catches. For a
  * route's own refusals on hot paths (an invalid body), where throwing through every middleware
  * frame would cost more than the rest of the answer.
  */
-export function respondError(ctx: AppContext, apiError: ApiError): void {
+export function respondError(ctx: AppContext, apiError: ErrorAnswer): void {
   const faultStatus = ctx.state.clientFaultStatus;
   const status = faultStatus !== undefined && CLIENT_FAULT_CODES.has(apiError.code) ? faultStatus : apiError.status;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.res.setHeader(name, value);

@@ -33,7 +33,8 @@ export function limitTokenRate({ limiter, defaultPolicy }: TokenRateLimits): Mid
         headers: { ...headers, 'Retry-After': retryAfter },
       });
     }
-    for (const [name, value] of Object.entries(headers)) ctx.res.setHeader(name, value);
+    ctx.res.setHeader('RateLimit-Policy', headers['RateLimit-Policy']);
+    ctx.res.setHeader('RateLimit', headers.RateLimit);
     await next();
   };
 }

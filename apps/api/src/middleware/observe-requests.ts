@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppContext, AppState } from '../http/app-state.js';
-import type { Logger } from '../logger.js';
+import { createAccessLog, type Logger } from '../logger.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from '../metrics/service-metrics.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { REQUEST_ID_HEADER, readRequestId } from './request-id.js';
@@ -26,6 +26,7 @@ export interface ObserveRequestsOptions {
 const REQUEST_ID_HEADER_LOWER = REQUEST_ID_HEADER.toLowerCase();
 
 export function observeRequests({ log, metrics, tracing }: ObserveRequestsOptions): Middleware<AppState> {
+  const writeAccessLine = log && createAccessLog(log);
   return async (ctx, next) => {
     const started = performance.now();
     const { headers } = ctx.req;
@@ -49,14 +50,16 @@ export function observeRequests({ log, metrics, tracing }: ObserveRequestsOption
       // The token's name (never the token) once it authenticated: who is using what, and who is
       // limited. Not `token`: the logger redacts that key, whatever it holds.
       const tokenName = ctx.state.token?.name;
-      const fields = { requestId, method: ctx.method, route, status, durationMs: roundedMs, tokenName };
-      if (span === undefined) {
-        log?.info(fields, 'request');
-      } else {
-        tracing?.endRequest(span, ctx.method, route, status);
-        const { traceId, spanId } = span.spanContext();
-        log?.info({ ...fields, trace_id: traceId, span_id: spanId }, 'request');
-      }
+      if (span !== undefined) tracing?.endRequest(span, ctx.method, route, status);
+      writeAccessLine?.({
+        requestId,
+        method: ctx.method,
+        route,
+        status,
+        durationMs: roundedMs,
+        tokenName,
+        trace: span?.spanContext(),
+      });
       metrics?.observeRequest({
         method: ctx.method,
         route,

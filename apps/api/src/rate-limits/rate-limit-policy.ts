@@ -44,7 +44,7 @@ const POLICY_NAME = '"token"';
  * window) and `RateLimit: "token";r=12;t=41` (remaining quota, seconds until it is restored).
  * Structured Field lists (RFC 9651); no partition key: the partition is the token that sent it.
  */
-export function rateLimitHeaders(verdict: RateLimitVerdict): Record<string, string> {
+export function rateLimitHeaders(verdict: RateLimitVerdict): { 'RateLimit-Policy': string; RateLimit: string } {
   return {
     'RateLimit-Policy': `${POLICY_NAME};q=${verdict.policy.requests};w=${verdict.policy.perSeconds}`,
     RateLimit: `${POLICY_NAME};r=${verdict.remaining};t=${verdict.resetSeconds}`,

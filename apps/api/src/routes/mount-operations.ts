@@ -9,8 +9,9 @@ import {
   operations,
   type SuccessBodyOf,
 } from '@plant-store/schema';
+import compose from 'koa-compose';
 import type * as v from 'valibot';
-import { ApiError } from '../http/api-error.js';
+import { ApiError, invalidRequest } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
@@ -18,7 +19,7 @@ import { respondJson, respondJsonText } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
 import { type BearerAuthOptions, bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
-import { respondError } from '../middleware/handle-errors.js';
+import { type ErrorAnswer, respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { limitTokenRate, type TokenRateLimits } from '../middleware/limit-token-rate.js';
 import { jsonSchemaOf } from '../openapi/json-schemas.js';
@@ -85,8 +86,13 @@ export function mountOperations<THandlers extends Handlers>(
       ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
       runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
     ];
-    // `/plants/{id}` is `/plants/:id` to the router.
-    router.register(operation.path.replaceAll(/\{(\w+)\}/g, ':$1'), [operation.method.toLowerCase()], middleware);
+    // `/plants/{id}` is `/plants/:id` to the router. One middleware, composed once here: the
+    // router composes (and flattens) a route's middleware again for every request it matches.
+    router.register(
+      operation.path.replaceAll(/\{(\w+)\}/g, ':$1'),
+      [operation.method.toLowerCase()],
+      [compose(middleware)],
+    );
   }
 }
 
@@ -99,7 +105,7 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     const query = readQuery(ctx);
     const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
     // Answered here rather than thrown: an invalid body is the commonest client error.
-    if ('error' in checked) return respondError(ctx, checked.error);
+    if ('issue' in checked) return respondError(ctx, invalidBody(checked.issue));
     const answer = await handler({ params, query, body: checked.output });
     if (success.status === 204) {
       ctx.status = 204;
@@ -118,6 +124,12 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     }
   };
 }
+
+/** The 400 for a body its schema refuses: an answer, not an error (nothing to throw or trace). */
+function invalidBody(message: string): ErrorAnswer {
+  return { code: ErrorCode.InvalidRequest, status: ErrorCode.InvalidRequest, headers: NO_HEADERS, message };
+}
+const NO_HEADERS: Readonly<Record<string, string>> = {};
 
 /**
  * How a parameter's text becomes what its schema judges: an int64 a bigint, another integer a
@@ -143,7 +155,9 @@ function pathReader(operation: OperationDeclaration): ReadInput {
       return (ctx: AppContext): [string, unknown] => {
         const checked = checkInput(parameter.schema, read(ctx.params[parameter.name] ?? ''));
         if ('output' in checked) return [parameter.name, checked.output];
-        throw malformedMessage === undefined ? checked.error : new ApiError(ErrorCode.NotFound, malformedMessage);
+        throw malformedMessage === undefined
+          ? invalidRequest(checked.issue)
+          : new ApiError(ErrorCode.NotFound, malformedMessage);
       };
     });
   return (ctx) => Object.fromEntries(readers.map((read) => read(ctx)));
