@@ -9,8 +9,11 @@ export interface ReceivedWebhook {
   readonly body: string;
 }
 
-/** How the receiver answers the Nth request (0-based): a status, or 'hang' (never answers). */
-export type ReceiverAnswer = number | 'hang';
+/**
+ * How the receiver answers the Nth request (0-based): a status, a status after a delay (a slow
+ * receiver), or 'hang' (never answers).
+ */
+export type ReceiverAnswer = number | { readonly status: number; readonly afterMs: number } | 'hang';
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port>/hook` */
@@ -47,7 +50,11 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         response.on('close', () => hanging.delete(response));
         return;
       }
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      if (typeof answer === 'number') {
+        response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+        return;
+      }
+      setTimeout(() => response.writeHead(answer.status, { 'content-type': 'text/plain' }).end('ok'), answer.afterMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -51,6 +51,10 @@ class FakeStore implements DeliveryStore {
   fanOutUnavailable = false;
   /** Answer recordAttempt with false (the lease was taken over) while set. */
   leasesLost = false;
+  /** How long a claim's answer, made when asked, takes to come back (a database round trip). */
+  claimDelayMs = 0;
+  /** Most deliveries at once fanned out and not yet claimed for a first attempt, seen after each fan-out. */
+  mostWaiting = 0;
   private nextId = 1n;
 
   add(webhook: Subscription, plantId: bigint, eventId = `msg_${randomUUID()}`): FakeDelivery {
@@ -98,6 +102,8 @@ class FakeStore implements DeliveryStore {
       const receiver = receiverOrigin(webhook.url);
       deliveriesByReceiver.set(receiver, (deliveriesByReceiver.get(receiver) ?? 0) + 1);
     }
+    const waiting = this.deliveries.filter((delivery) => delivery.attempts.length === 0 && !delivery.lease).length;
+    this.mostWaiting = Math.max(this.mostWaiting, waiting);
     return { events: 1, deliveries: event.webhooks.length, deliveriesByReceiver };
   }
 
@@ -134,6 +140,7 @@ class FakeStore implements DeliveryStore {
         attemptNumber: delivery.attempts.length + 1,
       });
     }
+    if (this.claimDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.claimDelayMs));
     return claims;
   }
 
@@ -477,6 +484,33 @@ describe('createWebhookDispatcher', () => {
     await other.waitFor(10, 5_000);
     expect(store.events).toHaveLength(0);
     expect(busy.received.length).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps a receiver at its cap counted when deliveries finish while its empty claim comes back', async () => {
+    const slow = await receiver();
+    slow.answer(() => ({ status: 200, afterMs: 5 }));
+    const store = new FakeStore();
+    // The answer to a claim is made when it is asked and comes back 25 ms later, while the
+    // receiver (one at a time, 5 ms each) finishes what was held: an empty answer was made
+    // while the receiver was at its cap, even though it no longer is when it arrives.
+    store.claimDelayMs = 25;
+    const hooks = [subscription(slow.url), subscription(slow.url), subscription(slow.url)];
+    for (let plant = 1n; plant <= 20n; plant++) store.publish(hooks, plant);
+    const { dispatcher } = dispatch(store, {
+      concurrency: 4,
+      perWebhookConcurrency: 1,
+      fanOutAhead: 3,
+      pollMs: 50,
+      drainMs: 50,
+    });
+    // Nudged all along, as creates nudge it: claims are made at any moment, at the cap too.
+    const nudging = setInterval(() => dispatcher.nudge(), 2);
+    cleanups.push(async () => clearInterval(nudging));
+    await slow.waitFor(60, 20_000);
+    // Paced: at most fanOutAhead waiting before the fan-out stops, plus the event that passed it.
+    // Judged by the receiver's count when the claim came back, the empty answers reset it, and
+    // the fan-out ran ahead.
+    expect(store.mostWaiting).toBeLessThanOrEqual(3 + hooks.length);
   });
 
   it('stops counting a receiver whose subscriptions are gone: it no longer keeps the fan-out going', async () => {

@@ -239,6 +239,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       if (room > 0 && (finished >= minClaim || claimAnyway)) {
         claimAnyway = false;
         finished = 0;
+        // Which receivers are at their cap as the claim is made (deliveries finishing during its
+        // round trip free room it could not have used): nothing of theirs comes, for that reason.
+        const fullAtClaim = new Set<string>();
+        for (const [receiver, held] of heldByReceiver) if (held >= receiverFull) fullAtClaim.add(receiver);
         const claims = await claim(room);
         if (stopping) {
           await Promise.all((claims ?? []).map(release));
@@ -246,13 +250,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           return;
         }
         if (claims !== null) {
-          // Nothing it may take is due: for a receiver at its cap here, because of the cap (its
-          // count stands, and paces the fan-out); for any other, what was fanned out for it has
+          // Nothing it may take is due: for a receiver at its cap here when it claimed, because of
+          // the cap (its count stands, and paces the fan-out); for any other, what was fanned out for it has
           // been sent, perhaps by other replicas (its count goes back to zero, or it would wait
           // for ever for claims that others made).
           if (claims.length === 0) {
             for (const receiver of aheadByReceiver.keys()) {
-              if ((heldByReceiver.get(receiver) ?? 0) < receiverFull) aheadByReceiver.set(receiver, 0);
+              if (!fullAtClaim.has(receiver)) aheadByReceiver.set(receiver, 0);
             }
           }
           const startBy = Date.now() + leaseMs - timeoutMs - Math.min(LEASE_MARGIN_MS, (leaseMs - timeoutMs) / 2);
