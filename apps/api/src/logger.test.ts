@@ -226,7 +226,8 @@ describe('createLogOutput', () => {
       for (const line of written) output.write(line);
       const draining = (async () => {
         const chunks: Buffer[] = [];
-        while (!Buffer.concat(chunks).toString('utf8').endsWith('last\n')) {
+        const deadline = Date.now() + 10_000;
+        while (!Buffer.concat(chunks).toString('utf8').endsWith('last\n') && Date.now() < deadline) {
           chunks.push(await pipe.drainBytes());
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
@@ -236,6 +237,30 @@ describe('createLogOutput', () => {
       expect(await draining).toBe(written.join(''));
       expect(output.droppedLines()).toBe(0);
     } finally {
+      await pipe.close();
+    }
+  });
+
+  it('keeps alive no more than it counts against its bound: small batches held behind a blocked destination', async () => {
+    const pipe = await blockedPipe();
+    try {
+      const output = createLogOutput(pipe.fd);
+      // The pipe takes 64 KiB; then 4,000 batches of one line each (a line per flush, as a
+      // quiet service's timer hands them over) are held, about 1 MB counted.
+      const line = `${'x'.repeat(250)}\n`;
+      for (let index = 0; index < 300; index++) output.write(line);
+      await output.flush(0);
+      const before = process.memoryUsage().arrayBuffers;
+      for (let index = 0; index < 4_000; index++) {
+        output.write(line);
+        void output.flush(0);
+      }
+      const held = process.memoryUsage().arrayBuffers - before;
+      // Each held batch a view of a 32 KiB buffer would keep about 128 MB alive.
+      expect(held).toBeLessThan(16 * 1024 * 1024);
+      expect(output.droppedLines()).toBe(0);
+    } finally {
+      await pipe.drain();
       await pipe.close();
     }
   });

@@ -70,9 +70,10 @@ export function createLogOutput(fd = 2): LogOutput {
   const writeBytes = stream.write.bind(stream) as unknown as (data: Buffer) => boolean;
   let dropped = 0;
   let broken = false;
-  // Lines not yet handed to the stream, encoded as they come into the batch's bytes: no array of
-  // lines to join and encode later. A batch is handed over whole, and the next one is new.
-  let batch = Buffer.allocUnsafe(LOG_BATCH_CAPACITY);
+  // Lines not yet handed to the stream, encoded as they come into one reused buffer: no array of
+  // lines to join and encode later. A batch is handed over as a copy of its own size, so that
+  // what sonic-boom holds (and counts against LOG_BUFFER_MAX_BYTES) is all it keeps alive.
+  const batch = Buffer.allocUnsafeSlow(LOG_BATCH_CAPACITY);
   let batchBytes = 0;
   // Bytes handed to the stream, and bytes it wrote or dropped: what flush waits for.
   let accepted = 0;
@@ -100,8 +101,9 @@ export function createLogOutput(fd = 2): LogOutput {
   });
   const handOver = () => {
     if (batchBytes === 0) return;
-    const bytes = batch.subarray(0, batchBytes);
-    batch = Buffer.allocUnsafe(LOG_BATCH_CAPACITY);
+    // Not pooled: a small batch held in a pool slab would keep the whole slab alive.
+    const bytes = Buffer.allocUnsafeSlow(batchBytes);
+    batch.copy(bytes, 0, 0, batchBytes);
     batchBytes = 0;
     hand(bytes);
   };
@@ -229,7 +231,10 @@ export type AccessLog = (fields: AccessLineFields) => void;
  * pino's general path (a loop over any object's keys, serializers, redaction) cost the 400 path
  * about a tenth of its CPU; this one fixed shape is one template. Its fields are the service's own
  * choice, none a redacted key; the strings a client or an issuer chose (the request id, the token
- * name) are written by JSON.stringify.
+ * name) are written by JSON.stringify. It holds for the logger createLogger makes: a logger with a
+ * mixin, log formatters, a nested key or bindings changed later (setBindings) would write other
+ * lines than pino; so would a lone surrogate in a string, which pino writes raw and JSON.stringify
+ * escapes (request ids and token names are ASCII by their rules).
  */
 export function createAccessLog(log: Logger): AccessLog {
   const { streamSym, timeSym, chindingsSym } = pino.symbols;

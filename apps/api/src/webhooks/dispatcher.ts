@@ -26,8 +26,9 @@ import type { ResolveHost } from './url-policy.js';
  * paid here, off the request's path. It fans out only as fast as it delivers, receiver by
  * receiver: once every receiver it wrote for has `fanOutAhead` deliveries waiting for their first
  * attempt, it sends those first (counted here per receiver; a receiver's count goes back to zero
- * when a claim finds nothing it may take while that receiver is not at its cap: other replicas may
- * have sent them). A receiver that hangs, at its cap, holds back only itself: the fan-out goes on
+ * when a claim finds nothing it may take while that receiver was not at its cap as the claim was
+ * made: other replicas may have sent them). A receiver that hangs, at its cap, holds back only
+ * itself: the fan-out goes on
  * while any other receiver has fewer waiting. So the backlog of many subscriptions stays in the events,
  * not in the deliveries. It asks which receivers have subscriptions once every `pollMs`, and
  * when events come after a quiet spell: one it has not written for yet (a new subscription) has
@@ -250,10 +251,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           return;
         }
         if (claims !== null) {
-          // Nothing it may take is due: for a receiver at its cap here when it claimed, because of
-          // the cap (its count stands, and paces the fan-out); for any other, what was fanned out for it has
-          // been sent, perhaps by other replicas (its count goes back to zero, or it would wait
-          // for ever for claims that others made).
+          // Nothing it may take is due: for a receiver at its cap here when it claimed, because
+          // of the cap (its count stands, and paces the fan-out); for any other, what was fanned
+          // out for it has been sent, perhaps by other replicas (its count goes back to zero, or
+          // it would wait for ever for claims that others made).
           if (claims.length === 0) {
             for (const receiver of aheadByReceiver.keys()) {
               if (!fullAtClaim.has(receiver)) aheadByReceiver.set(receiver, 0);
