@@ -40,3 +40,16 @@ export class ApiError extends Error {
 export function invalidRequest(message: string): ApiError {
   return new ApiError(ErrorCode.InvalidRequest, message);
 }
+
+/** What an error response is made of: an ApiError's answer, without the error. */
+export type ErrorAnswer = Pick<ApiError, 'code' | 'status' | 'headers' | 'message'>;
+
+const NO_HEADERS: Readonly<Record<string, string>> = {};
+
+/**
+ * invalidRequest's answer without making an error (nothing to throw or trace): for a refusal
+ * answered where it is found, on a hot path.
+ */
+export function invalidRequestAnswer(message: string): ErrorAnswer {
+  return { code: ErrorCode.InvalidRequest, status: ErrorCode.InvalidRequest, headers: NO_HEADERS, message };
+}

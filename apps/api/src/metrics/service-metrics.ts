@@ -18,6 +18,21 @@ export function methodLabel(method: string): string {
 /** The `route` label of a request no route served (unknown path or method). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
+/** A label set's requests counted here and not yet handed to its prom-client counter. */
+interface Uncounted<TLabel extends string> {
+  readonly labels: Partial<Record<TLabel, string | number>>;
+  uncounted: number;
+}
+
+/** Hands `counter` what each label set counted since the last scrape (from its collect hook). */
+function addUncounted<TLabel extends string>(counter: Counter<TLabel>, children: Iterable<Uncounted<TLabel>>): void {
+  for (const child of children) {
+    if (child.uncounted === 0) continue;
+    counter.inc(child.labels, child.uncounted);
+    child.uncounted = 0;
+  }
+}
+
 export interface FinishedRequest {
   readonly method: string;
   /** The router's pattern (`/plants/:id`) or UNMATCHED_ROUTE; never the raw path. */
@@ -87,11 +102,7 @@ export function createServiceMetrics({
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
     collect() {
-      for (const child of byLabels.values()) {
-        if (child.uncounted === 0) continue;
-        this.inc(child.labels, child.uncounted);
-        child.uncounted = 0;
-      }
+      addUncounted(this, byLabels.values());
     },
   });
   const requestDuration = new Histogram({
@@ -114,11 +125,7 @@ export function createServiceMetrics({
     labelNames: ['token', 'status'] as const,
     registers: [registry],
     collect() {
-      for (const child of tokenByLabels.values()) {
-        if (child.uncounted === 0) continue;
-        this.inc(child.labels, child.uncounted);
-        child.uncounted = 0;
-      }
+      addUncounted(this, tokenByLabels.values());
     },
   });
   const webhookAttempts = new Counter({

@@ -1,7 +1,7 @@
 import { DatabaseUnavailableError, PlantConflictError } from '@plant-store/db';
 import { ErrorCode } from '@plant-store/schema';
 import type { Middleware } from 'koa';
-import { ApiError } from '../http/api-error.js';
+import { ApiError, type ErrorAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import { respondJsonText } from '../http/respond-json.js';
 
@@ -40,9 +40,6 @@ export function handleErrors(): Middleware<AppState> {
     }
   };
 }
-
-/** What an error response is made of: an ApiError's answer, without the error. */
-export type ErrorAnswer = Pick<ApiError, 'code' | 'status' | 'headers' | 'message'>;
 
 /**
  * Writes `apiError` as the response, as the error middleware does with what it catches. For a

@@ -11,7 +11,7 @@ import {
 } from '@plant-store/schema';
 import compose from 'koa-compose';
 import type * as v from 'valibot';
-import { ApiError, invalidRequest } from '../http/api-error.js';
+import { ApiError, invalidRequest, invalidRequestAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
@@ -19,7 +19,7 @@ import { respondJson, respondJsonText } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
 import { type BearerAuthOptions, bearerAuth } from '../middleware/bearer-auth.js';
 import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
-import { type ErrorAnswer, respondError } from '../middleware/handle-errors.js';
+import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { limitTokenRate, type TokenRateLimits } from '../middleware/limit-token-rate.js';
 import { jsonSchemaOf } from '../openapi/json-schemas.js';
@@ -105,7 +105,7 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     const query = readQuery(ctx);
     const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
     // Answered here rather than thrown: an invalid body is the commonest client error.
-    if ('issue' in checked) return respondError(ctx, invalidBody(checked.issue));
+    if ('issue' in checked) return respondError(ctx, invalidRequestAnswer(checked.issue));
     const answer = await handler({ params, query, body: checked.output });
     if (success.status === 204) {
       ctx.status = 204;
@@ -124,12 +124,6 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     }
   };
 }
-
-/** The 400 for a body its schema refuses: an answer, not an error (nothing to throw or trace). */
-function invalidBody(message: string): ErrorAnswer {
-  return { code: ErrorCode.InvalidRequest, status: ErrorCode.InvalidRequest, headers: NO_HEADERS, message };
-}
-const NO_HEADERS: Readonly<Record<string, string>> = {};
 
 /**
  * How a parameter's text becomes what its schema judges: an int64 a bigint, another integer a

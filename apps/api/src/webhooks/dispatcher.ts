@@ -28,12 +28,12 @@ import type { ResolveHost } from './url-policy.js';
  * attempt, it sends those first (counted here per receiver; a receiver's count goes back to zero
  * when a claim finds nothing it may take while that receiver was not at its cap as the claim was
  * made: other replicas may have sent them). A receiver that hangs, at its cap, holds back only
- * itself: the fan-out goes on
- * while any other receiver has fewer waiting. So the backlog of many subscriptions stays in the events,
- * not in the deliveries. It asks which receivers have subscriptions once every `pollMs`, and
- * when events come after a quiet spell: one it has not written for yet (a new subscription) has
- * none waiting, so the fan-out goes on for it (writing the busy receivers' rows ahead, as beside
- * a hanging one), and one with no subscription left no longer counts.
+ * itself: the fan-out goes on while any other receiver has fewer waiting. So the backlog of many
+ * subscriptions stays in the events, not in the deliveries. It asks which receivers have
+ * subscriptions once every `pollMs`, and when events come after a quiet spell: one it has not
+ * written for yet (a new subscription) has none waiting, so the fan-out goes on for it (writing
+ * the busy receivers' rows ahead, as beside a hanging one), and one with no subscription left no
+ * longer counts.
  */
 
 export type DeliveryStore = Pick<
