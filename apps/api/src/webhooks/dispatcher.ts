@@ -211,8 +211,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let claimAnyway = true;
   /**
    * Requests finished since the last claim: a wake-up by a finished delivery claims only once
-   * `minClaim` of them have (each claim is a statement that ranks every subscription's due
-   * deliveries: fewer, larger claims leave the database to the creates).
+   * `minClaim` of them have (each claim is a statement that scans every receiver with room:
+   * fewer, larger claims leave the database to the creates).
    */
   let finished = 0;
 

@@ -1,6 +1,5 @@
 import { translateError } from '../prisma-errors.js';
 import type { SqlRunner } from '../sql-runner.js';
-import { receiverOriginSql } from './receiver-origin.js';
 import type { ClaimedDelivery } from './webhook-records.js';
 
 export interface ClaimOptions {
@@ -28,53 +27,57 @@ export interface ClaimOptions {
 }
 
 /**
- * Candidates: per subscription not excluded, its first due pending deliveries whose lease is
- * free or expired, along the partial (subscription_id, next_attempt_at) index: at most
- * `perWebhookLimit` (less what the caller has in flight to it), and at most what its receiver's
- * limit leaves (the URL's origin, which many subscriptions may share; its limit less the caller's
- * deliveries in flight there). So a backlog of thousands for one receiver costs no more than
- * that many rows, no receiver's backlog starves another, and a receiver with no room left costs
- * no index scan at all, however many subscriptions point at it (deliveries due at the same
- * instant, as one fan-out's are, come in the index's order: deliveries are not ordered, and a
- * tie-break on id here would sort every tie group). Per receiver, the soonest due of
- * its subscriptions' candidates, up to its room: a receiver that hangs behind five subscriptions
- * holds its own share of the slots, not all of them. The soonest due of them, `limit` at most,
- * are then locked `FOR UPDATE SKIP LOCKED`, by primary key (their ids as an array, in a
- * materialized step: given the chance, a planner trusting statistics taken when little was
- * pending walks the whole pending index to find them, 83 ms a claim at 12,000 waiting): a row
- * another dispatcher is claiming is skipped, not waited for, and one it claimed after this
- * statement's snapshot fails the conditions, checked on the locked row. Each gets its own lease
- * id, and a lease end in database time (`now()`), so that replicas with skewed clocks agree on
- * when it expires.
+ * Candidates: per receiver (the origin of a subscription's URL, which many subscriptions may
+ * share) with room left (its limit less the caller's deliveries in flight there), its first due
+ * pending deliveries whose lease is free or expired, up to that room, along the partial
+ * (receiver, next_attempt_at) index. So a backlog of thousands for one receiver costs no more
+ * than that many rows, however many subscriptions point at it; no receiver's backlog starves
+ * another; and a receiver with no room left costs no index scan at all. A receiver that hangs
+ * behind five subscriptions holds its own share of the slots, not all of them. The scan passes
+ * over the deliveries of excluded subscriptions and of subscriptions with no room left
+ * (`perWebhookLimit` less the caller's in flight to it); one with some room left keeps that many
+ * of what the scan found, soonest first (so a claim can find fewer than the room when one
+ * subscription's deliveries come first). Deliveries due at the same instant, as one fan-out's
+ * are, come in the index's order: deliveries are not ordered, and a tie-break on id here would
+ * sort every tie group. The soonest due of them, `limit` at most, are then locked `FOR UPDATE
+ * SKIP LOCKED`, by primary key (their ids as an array, in a materialized step: given the
+ * chance, a planner trusting statistics taken when little was pending walks the whole pending
+ * index to find them, 83 ms a claim at 12,000 waiting): a row another dispatcher is claiming is
+ * skipped, not waited for, and one it claimed after this statement's snapshot fails the
+ * conditions, checked on the locked row. Each gets its own lease id, and a lease end in
+ * database time (`now()`), so that replicas with skewed clocks agree on when it expires.
  */
-export const CLAIM_DELIVERIES_SQL = `WITH rooms AS (
-  SELECT subscriptions.id, subscriptions.origin, coalesce(busy.room, $5::int) AS room
+export const CLAIM_DELIVERIES_SQL = `WITH receivers AS (
+  SELECT receivers.origin, coalesce(busy.room, $5::int) AS room
   FROM (
-    SELECT subscriptions.id, ${receiverOriginSql('subscriptions.url')} AS origin
+    SELECT DISTINCT subscriptions.receiver AS origin
     FROM public.webhook_subscriptions AS subscriptions
-    WHERE subscriptions.id <> ALL ($3::text[]::uuid[])
-  ) AS subscriptions
-  LEFT JOIN unnest($6::text[], $7::int[]) AS busy (origin, room) ON busy.origin = subscriptions.origin
-), due_by_webhook AS (
-  SELECT due.id, due.next_attempt_at, rooms.origin, rooms.room
-  FROM rooms
+  ) AS receivers
+  LEFT JOIN unnest($6::text[], $7::int[]) AS busy (origin, room) ON busy.origin = receivers.origin
+), webhook_rooms AS (
+  SELECT busy_webhooks.id, greatest(0, $2::int - busy_webhooks.in_flight) AS room
+  FROM unnest($8::text[], $9::int[]) AS busy_webhooks (id, in_flight)
+), due AS (
+  SELECT due.id, due.subscription_id, due.next_attempt_at
+  FROM receivers
   CROSS JOIN LATERAL (
-    SELECT due_deliveries.id, due_deliveries.next_attempt_at
+    SELECT due_deliveries.id, due_deliveries.subscription_id, due_deliveries.next_attempt_at
     FROM public.webhook_deliveries AS due_deliveries
-    WHERE due_deliveries.subscription_id = rooms.id
+    WHERE due_deliveries.receiver = receivers.origin
       AND due_deliveries.status = 'pending'
       AND due_deliveries.next_attempt_at <= now()
       AND (due_deliveries.locked_until IS NULL OR due_deliveries.locked_until <= now())
+      AND due_deliveries.subscription_id <> ALL ($3::text[]::uuid[])
+      AND due_deliveries.subscription_id::text <> ALL (ARRAY(SELECT webhook_rooms.id FROM webhook_rooms WHERE webhook_rooms.room = 0))
     ORDER BY due_deliveries.next_attempt_at
-    LIMIT greatest(0, least(rooms.room, $2::int - coalesce(
-      (SELECT busy_webhooks.in_flight FROM unnest($8::text[], $9::int[]) AS busy_webhooks (id, in_flight)
-       WHERE busy_webhooks.id = rooms.id::text), 0)))
+    LIMIT greatest(0, receivers.room)
   ) AS due
 ), ranked AS (
-  SELECT due_by_webhook.id, due_by_webhook.next_attempt_at,
-    row_number() OVER (PARTITION BY due_by_webhook.origin ORDER BY due_by_webhook.next_attempt_at, due_by_webhook.id) AS place,
-    due_by_webhook.room
-  FROM due_by_webhook
+  SELECT due.id, due.next_attempt_at,
+    row_number() OVER (PARTITION BY due.subscription_id ORDER BY due.next_attempt_at, due.id) AS place,
+    coalesce(webhook_rooms.room, $2::int) AS room
+  FROM due
+  LEFT JOIN webhook_rooms ON webhook_rooms.id = due.subscription_id::text
 ), candidates AS (
   SELECT ranked.id FROM ranked
   WHERE ranked.place <= ranked.room

@@ -1,7 +1,6 @@
 import { DatabaseUnavailableError } from '../errors.js';
 import { translateError } from '../prisma-errors.js';
 import type { SqlRunner } from '../sql-runner.js';
-import { receiverOriginSql } from './receiver-origin.js';
 
 export interface FanOutOptions {
   /**
@@ -27,7 +26,8 @@ export interface FanOutResult {
  * Takes the oldest events not fanned out yet, along the partial index of them (`FOR UPDATE SKIP
  * LOCKED`: events another dispatcher is fanning out are skipped, not waited for), writes one
  * pending delivery, due now, per subscription that existed when the event was written
- * (`created_at`, both stamped by the database's clock), and stamps the events fanned out: one
+ * (`created_at`, both stamped by the database's clock), with the subscription's receiver (what
+ * claims scan by), and stamps the events fanned out: one
  * statement, one transaction, so an event is fanned out wholly or not at all. A pair that has a
  * delivery already (an event a previous version's create statement fanned out during a rolling
  * deploy) is skipped by the unique (event_id, subscription_id).
@@ -44,17 +44,14 @@ export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
   LIMIT greatest(1, $1::int / greatest(1, (SELECT count(*) FROM public.webhook_subscriptions)::int))
   FOR UPDATE SKIP LOCKED
 ), deliveries AS (
-  INSERT INTO public.webhook_deliveries (event_id, subscription_id, status, next_attempt_at)
-  SELECT batch.id, subscriptions.id, 'pending', now()
+  INSERT INTO public.webhook_deliveries (event_id, subscription_id, status, next_attempt_at, receiver)
+  SELECT batch.id, subscriptions.id, 'pending', now(), subscriptions.receiver
   FROM batch
   JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.created_at <= batch.created_at
   ON CONFLICT (event_id, subscription_id) DO NOTHING
-  RETURNING subscription_id
+  RETURNING receiver
 ), by_receiver AS (
-  SELECT ${receiverOriginSql('subscriptions.url')} AS origin, sum(written.deliveries)::int AS deliveries
-  FROM (SELECT deliveries.subscription_id, count(*) AS deliveries FROM deliveries GROUP BY 1) AS written
-  JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = written.subscription_id
-  GROUP BY 1
+  SELECT deliveries.receiver AS origin, count(*)::int AS deliveries FROM deliveries GROUP BY 1
 ), fanned AS (
   UPDATE public.webhook_events AS events
   SET fanned_out_at = now()
@@ -67,7 +64,7 @@ SELECT (SELECT count(*) FROM fanned)::int AS events, (SELECT count(*) FROM deliv
   (SELECT coalesce(array_agg(deliveries), '{}') FROM by_receiver) AS receiver_deliveries`;
 
 /** Every receiver (receiverOrigin of a subscription's URL) with a subscription, once each. */
-export const WEBHOOK_RECEIVERS_SQL = `SELECT DISTINCT ${receiverOriginSql('subscriptions.url')} AS origin
+export const WEBHOOK_RECEIVERS_SQL = `SELECT DISTINCT subscriptions.receiver AS origin
 FROM public.webhook_subscriptions AS subscriptions`;
 
 /**

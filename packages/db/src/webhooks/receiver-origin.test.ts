@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import { receiverOrigin, receiverOriginSql } from './receiver-origin.js';
+import { createWebhook } from './create-webhook.js';
+import { receiverOrigin } from './receiver-origin.js';
 
 const CASES: ReadonlyArray<readonly [url: string, origin: string]> = [
   ['https://hooks.example/plants', 'https://hooks.example'],
@@ -22,7 +23,7 @@ describe('receiverOrigin', () => {
   });
 });
 
-describe.each(testEngines())('receiverOriginSql on %s', (engine) => {
+describe.each(testEngines())('the receiver column on %s', (engine) => {
   let storage: TestStorage;
   let client: TestClient;
   beforeAll(async () => {
@@ -36,9 +37,29 @@ describe.each(testEngines())('receiverOriginSql on %s', (engine) => {
 
   it('computes what receiverOrigin does, for every case', async () => {
     const { rows } = await client.sql.query<{ url: string; origin: string }>(
-      `SELECT cases.url, ${receiverOriginSql('cases.url')} AS origin FROM unnest($1::text[]) AS cases (url)`,
+      'SELECT cases.url, public.webhook_receiver_origin(cases.url) AS origin FROM unnest($1::text[]) AS cases (url)',
       [CASES.map(([url]) => url)],
     );
     expect(rows.map((row) => [row.url, row.origin])).toEqual(CASES.map(([url]) => [url, receiverOrigin(url)]));
+  });
+
+  it("keeps a subscription's receiver to its URL, whatever the writer says", async () => {
+    const webhook = await createWebhook(client.prisma, { url: 'https://Hooks.Example:443/plants' });
+    const receiverOf = async () =>
+      (
+        await client.rows<{ receiver: string }>('SELECT receiver FROM webhook_subscriptions WHERE id = $1::uuid', [
+          webhook.id,
+        ])
+      )[0]?.receiver;
+    expect(await receiverOf()).toBe('https://hooks.example');
+    await client.sql.query(
+      "UPDATE webhook_subscriptions SET receiver = 'https://elsewhere.example' WHERE id = $1::uuid",
+      [webhook.id],
+    );
+    expect(await receiverOf()).toBe('https://hooks.example');
+    await client.sql.query("UPDATE webhook_subscriptions SET url = 'http://other.example:8080/x' WHERE id = $1::uuid", [
+      webhook.id,
+    ]);
+    expect(await receiverOf()).toBe('http://other.example:8080');
   });
 });

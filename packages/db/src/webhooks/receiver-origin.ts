@@ -5,15 +5,12 @@
  * without credentials, so this is everything before the path. Two spellings of one host (a name
  * and its address, punycode and Unicode) count as two receivers.
  *
- * RECEIVER_ORIGIN_SQL computes the same in SQL, for the claim statement; a test holds the two
+ * The database computes the same (the function `webhook_receiver_origin` of the migration
+ * 20261126111900_add_webhook_receivers) into each subscription's `receiver` column, which the
+ * fan-out copies to its deliveries and the claim statement scans by; a test holds the two
  * together on both engines.
  */
 export function receiverOrigin(url: string): string {
   const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(url)?.[0] ?? url;
   return authority.toLowerCase().replace(/^(http:\/\/[^/]*):80$|^(https:\/\/[^/]*):443$/, '$1$2');
-}
-
-/** receiverOrigin of `column`, as an SQL expression. */
-export function receiverOriginSql(column: string): string {
-  return `regexp_replace(lower(coalesce(substring(${column} from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*'), ${column})), '^(http://[^/]*):80$|^(https://[^/]*):443$', '\\1\\2')`;
 }
