@@ -49,6 +49,8 @@ describe('loadConfig: webhooks', () => {
       concurrency: 16,
       perWebhookConcurrency: 4,
       perReceiverConcurrency: 4,
+      busyRequests: 16,
+      busyConcurrency: 4,
     });
   });
 
@@ -62,10 +64,14 @@ describe('loadConfig: webhooks', () => {
       WEBHOOKS_LEASE_MS: '5000',
       WEBHOOKS_CONCURRENCY: '8',
       WEBHOOKS_PER_RECEIVER_CONCURRENCY: '2',
+      WEBHOOKS_BUSY_REQUESTS: '0',
+      WEBHOOKS_BUSY_CONCURRENCY: '3',
     }).webhooks;
     expect(webhooks).toMatchObject({
       perWebhookConcurrency: 2,
       perReceiverConcurrency: 2,
+      busyRequests: 0,
+      busyConcurrency: 3,
       dispatch: false,
       allowPrivateNetworks: true,
       retryScheduleMs: [100, 1_000],

@@ -113,6 +113,10 @@ const EnvSchema = v.object({
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
   WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
+  // Requests in flight in this process from which deliveries give way to them (0: never), and the
+  // deliveries in flight meanwhile (one per receiver).
+  WEBHOOKS_BUSY_REQUESTS: v.optional(integerVariable('WEBHOOKS_BUSY_REQUESTS', 0, 100_000), '16'),
+  WEBHOOKS_BUSY_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_BUSY_CONCURRENCY', 1, 1_000), '4'),
   // Tokens (see docs/tokens.md): how often each process writes the last-use times it collected.
   TOKEN_LAST_USED_FLUSH_SECONDS: v.optional(integerVariable('TOKEN_LAST_USED_FLUSH_SECONDS', 1, 3_600), '60'),
   // Rate limits (see docs/tokens.md#rate-limits): the limit of a token without one of its own, and
@@ -244,9 +248,15 @@ export interface WebhooksConfig
     | 'concurrency'
     | 'perWebhookConcurrency'
     | 'perReceiverConcurrency'
+    | 'busyConcurrency'
   > {
   /** Whether this process delivers events (every replica may; leases keep them apart). */
   readonly dispatch: boolean;
+  /**
+   * Requests in flight in this process from which it counts as busy, and deliveries give way
+   * (`busyConcurrency` in flight); 0: never.
+   */
+  readonly busyRequests: number;
   /** Allow receivers in private, loopback and link-local ranges (tests, internal networks). */
   readonly allowPrivateNetworks: boolean;
   /** Finished deliveries and events older than this many days are deleted; 0 keeps them. */
@@ -339,6 +349,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // One receiver's share of the slots, whatever the number of its subscriptions.
       perWebhookConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
       perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
+      busyRequests: parsed.WEBHOOKS_BUSY_REQUESTS,
+      busyConcurrency: parsed.WEBHOOKS_BUSY_CONCURRENCY,
     },
     tokens: {
       lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000,

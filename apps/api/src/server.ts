@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.js';
@@ -101,10 +102,13 @@ async function startServing(
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
-  const { dispatch, retentionDays, ...delivery } = config.webhooks;
+  const { dispatch, retentionDays, busyRequests, ...delivery } = config.webhooks;
+  // Requests in flight on the API port: past `busyRequests`, deliveries give way to them.
+  const requestLoad = createRequestLoad(busyRequests);
   if (dispatch) {
     dispatcher = createWebhookDispatcher({
       ...delivery,
+      busy: requestLoad.busy,
       // Deliveries in flight at shutdown get no longer than the requests do.
       drainMs: Math.min(delivery.timeoutMs, config.shutdownTimeoutMs),
       store: db,
@@ -160,7 +164,7 @@ async function startServing(
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
     ...(tracing ? { tracing } : {}),
   });
-  const server = createServer(serverOptions(config.connections), app.callback());
+  const server = createServer(serverOptions(config.connections), requestLoad.track(app.callback()));
   server.maxConnections = config.connections.max;
   server.on('clientError', answerClientError);
   // Probes and the scraper on their own port, so a flood of the API's port cannot starve them.

@@ -3,6 +3,7 @@
  * signatures checked with the Standard Webhooks library a receiver would use. As processes killed
  * with SIGKILL, or run as two replicas: webhook-delivery-processes.test.ts.
  */
+import { type ClientRequest, request as httpRequest } from 'node:http';
 import { testEngines } from '@plant-store/db/testing';
 import { parseJson } from '@plant-store/schema';
 import { Webhook } from 'standardwebhooks';
@@ -181,4 +182,41 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     // The stuck receiver holds at most its share, whatever the number of its subscriptions.
     expect(stuck.received.length).toBeLessThanOrEqual(4);
   });
+
+  it('gives way to requests while WEBHOOKS_BUSY_REQUESTS are in flight: one delivery per receiver', async () => {
+    const { service, token } = await setUp({
+      WEBHOOKS_BUSY_REQUESTS: '3',
+      WEBHOOKS_TIMEOUT_MS: '10000',
+      WEBHOOKS_LEASE_MS: '30000',
+    });
+    const stuck = await receiver();
+    stuck.answer(() => 'hang');
+    await subscribe(service.url, token, stuck.url);
+    // Three requests in flight: their bodies never finish arriving.
+    const { port } = new URL(service.url);
+    const held = await Promise.all([1, 2, 3].map(() => holdRequest(Number(port), token)));
+    for (const id of [1n, 2n, 3n, 4n, 5n, 6n]) await createPlant(service.url, token, { id, name: `plant ${id}` });
+    await stuck.waitFor(1, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(stuck.received).toHaveLength(1);
+
+    // The requests end: deliveries are no longer held back (4 per receiver), at the next poll.
+    for (const request of held) request.destroy();
+    await stuck.waitFor(4, 5_000);
+  });
 });
+
+/** A create whose body never finishes arriving: a request in flight until destroyed. */
+async function holdRequest(port: number, token: string): Promise<ClientRequest> {
+  const held = httpRequest({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/plants',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': '100' },
+  });
+  held.on('error', () => {});
+  held.write('{"id":');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return held;
+}

@@ -53,6 +53,12 @@ class FakeStore implements DeliveryStore {
   leasesLost = false;
   /** How long a claim's answer, made when asked, takes to come back (a database round trip). */
   claimDelayMs = 0;
+  /**
+   * How long recording attempts takes: each joins the group waiting, and a group is written this
+   * long after its first attempt, all of it at once (as the database's recorder does).
+   */
+  recordDelayMs = 0;
+  private recordGroup: Promise<void> | undefined;
   /** Most deliveries at once fanned out and not yet claimed for a first attempt, seen after each fan-out. */
   mostWaiting = 0;
   private nextId = 1n;
@@ -145,6 +151,15 @@ class FakeStore implements DeliveryStore {
   }
 
   async recordAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
+    if (this.recordDelayMs > 0) {
+      this.recordGroup ??= new Promise<void>((resolve) =>
+        setTimeout(() => {
+          this.recordGroup = undefined;
+          resolve();
+        }, this.recordDelayMs),
+      );
+      await this.recordGroup;
+    }
     const delivery = this.find(claim);
     if (this.leasesLost || delivery?.lease?.id !== claim.leaseId) return false;
     delivery.attempts.push(outcome);
@@ -366,6 +381,69 @@ describe('createWebhookDispatcher', () => {
     await eventually(() => hanging.reduce((sum, hooks) => sum + hooks.received.length, 0) === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(hanging.reduce((sum, hooks) => sum + hooks.received.length, 0)).toBe(2);
+  });
+
+  it('gives way while the process is busy: busyConcurrency in flight, one per receiver; all caps again after', async () => {
+    const hanging = await Promise.all([receiver(), receiver(), receiver()]);
+    const store = new FakeStore();
+    for (const [index, hooks] of hanging.entries()) {
+      hooks.answer(() => 'hang');
+      const webhook = subscription(hooks.url);
+      store.add(webhook, BigInt(2 * index));
+      store.add(webhook, BigInt(2 * index + 1));
+    }
+    let busy = true;
+    dispatch(store, {
+      busy: () => busy,
+      busyConcurrency: 2,
+      concurrency: 8,
+      perWebhookConcurrency: 4,
+      timeoutMs: 5_000,
+      drainMs: 50,
+    });
+    const inFlight = () => hanging.map((hooks) => hooks.received.length);
+    await eventually(() => inFlight().reduce((sum, count) => sum + count, 0) === 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Two in all (busyConcurrency), never two to one receiver, though each has room for 4.
+    expect(inFlight().reduce((sum, count) => sum + count, 0)).toBe(2);
+    expect(Math.max(...inFlight())).toBe(1);
+
+    busy = false;
+    // The next poll claims and starts the rest: both of each receiver's deliveries in flight.
+    await eventually(() => inFlight().every((count) => count === 2));
+  });
+
+  it('is not woken by creates while busy: the poll and finished deliveries drive it', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    const webhook = subscription(hooks.url);
+    let busy = true;
+    const { dispatcher } = dispatch(store, { busy: () => busy, pollMs: 60_000 });
+    await eventually(() => store.claimCalls === 1);
+    store.publish([webhook], 1n);
+    dispatcher.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect({ fanOuts: store.fanOutCalls, claims: store.claimCalls, received: hooks.received.length }).toEqual({
+      fanOuts: 1,
+      claims: 1,
+      received: 0,
+    });
+
+    busy = false;
+    dispatcher.nudge();
+    await hooks.waitFor(1, 2_000);
+  });
+
+  it('claims again as soon as slow recordings catch up, not at the next poll', async () => {
+    const hooks = await receiver();
+    const store = new FakeStore();
+    store.recordDelayMs = 50;
+    const webhook = subscription(hooks.url);
+    const deliveries = Array.from({ length: 40 }, (_, index) => store.add(webhook, BigInt(index)));
+    // One slot: the attempts waiting to be recorded soon reach their bound, and claims wait for
+    // the recordings; each one recorded must let the loop claim again (it never polls here).
+    dispatch(store, { concurrency: 1, perWebhookConcurrency: 1, pollMs: 60_000 });
+    await eventually(() => deliveries.every((delivery) => delivery.status === 'delivered'), 10_000);
   });
 
   it('claims at once when nudged, and after each finished delivery, not only when it polls', async () => {

@@ -20,6 +20,12 @@ import type { ResolveHost } from './url-policy.js';
  * time out, not everyone's. Idle, it polls every
  * `pollMs`; `nudge()` (a plant was created) and a finished delivery wake it at once.
  *
+ * While the process is busy serving requests (`busy()`, asked before every claim and every start),
+ * deliveries give way: at most `busyConcurrency` in flight, one per receiver (and per webhook), and
+ * creates no longer wake it (it fans out on its poll, and claims as deliveries finish). Requests
+ * keep the CPU; deliveries go on, fewer at a time (a hanging receiver still holds back only
+ * itself), and catch up at full speed once the requests stop.
+ *
  * Before it claims, a nudged or polling loop fans out the events not fanned out yet (any
  * replica's: one delivery per subscription, written by the store, `fanOutBatch` deliveries a
  * statement at most): the create writes only its event, and the cost of many subscriptions is
@@ -90,6 +96,10 @@ export interface WebhookDispatcherOptions {
   readonly observeAttempt?: (result: AttemptResult) => void;
   /** A span per attempt (the request sent, not its recording), its traceparent sent along. Absent: none. */
   readonly tracing?: DeliveryTracing;
+  /** Whether the process is busy serving requests, so that deliveries give way. Default: never. */
+  readonly busy?: () => boolean;
+  /** Deliveries in flight at once while `busy()`, at most one per receiver. Default a quarter of `concurrency`. */
+  readonly busyConcurrency?: number;
 }
 
 export interface WebhookDispatcher {
@@ -125,10 +135,18 @@ async function loadSenderModules(
 /** Most deliveries a fan-out statement writes: 10 events at 100 subscriptions, 1024 at one. */
 const DEFAULT_FAN_OUT_BATCH = 1024;
 
-/** Attempts sent and not yet recorded, per slot, beyond which nothing more is claimed. */
-const MAX_PENDING_PER_SLOT = 4;
+/**
+ * Attempts sent and not yet recorded, per configured slot, beyond which nothing more is claimed
+ * (recordings wait a little to go in groups: at 2,000 deliveries/s about 50 wait at any time).
+ */
+const MAX_PENDING_PER_SLOT = 8;
 /** Claims held (waiting or being sent), per slot and per webhook or receiver cap. */
 const LOOK_AHEAD = 2;
+/**
+ * The same while busy, with one delivery per receiver in flight: claims of a few at a time, each
+ * once half of them have been sent, rather than a claim statement per delivery.
+ */
+const BUSY_LOOK_AHEAD = 8;
 /**
  * Shortest time between two checks of which receivers have subscriptions, when events come after
  * a quiet spell (otherwise once a poll interval).
@@ -136,6 +154,18 @@ const LOOK_AHEAD = 2;
 const RECEIVERS_RECHECK_MS = 100;
 /** A waiting claim starts no later than this before its lease ends, less an attempt's timeout. */
 const LEASE_MARGIN_MS = 1_000;
+
+/**
+ * How many deliveries may be in flight at once (to all, to one webhook, to one receiver), how many
+ * claims are held per delivery in flight, and how many finished deliveries make a claim.
+ */
+interface Caps {
+  readonly slots: number;
+  readonly perWebhook: number;
+  readonly perReceiver: number;
+  readonly lookAhead: number;
+  readonly claimAfter: number;
+}
 
 /** Repeated warnings (database down) at most this often. */
 const WARN_INTERVAL_MS = 60_000;
@@ -161,11 +191,29 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const heldByWebhook = new Map<string, number>();
   const heldByReceiver = new Map<string, number>();
   const perReceiverConcurrency = options.perReceiverConcurrency ?? perWebhookConcurrency;
+  const busy = options.busy ?? (() => false);
+  const busyConcurrency = Math.min(concurrency, options.busyConcurrency ?? Math.max(1, Math.floor(concurrency / 4)));
+  /** The caps in force: the configured ones, or while the process is busy, the smaller ones. */
+  const capsNow = (): Caps =>
+    busy()
+      ? {
+          slots: busyConcurrency,
+          perWebhook: 1,
+          perReceiver: 1,
+          lookAhead: BUSY_LOOK_AHEAD,
+          claimAfter: BUSY_LOOK_AHEAD / 2,
+        }
+      : {
+          slots: concurrency,
+          perWebhook: perWebhookConcurrency,
+          perReceiver: perReceiverConcurrency,
+          lookAhead: LOOK_AHEAD,
+          claimAfter: Math.max(1, Math.floor(concurrency / 4)),
+        };
   const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
   const fanOutTrouble = createTroubleReporter(log, 'webhook dispatch cannot fan out events; retrying');
   const fanOutAhead = options.fanOutAhead ?? 2 * fanOutBatch;
-  const minClaim = Math.max(1, Math.floor(concurrency / 4));
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
   let lastFanOutAt = 0;
@@ -177,11 +225,6 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
    * going for it).
    */
   const aheadByReceiver = new Map<string, number>();
-  /**
-   * Claims held here from which a receiver may have no room left, so that a claim can find nothing
-   * of it for that reason alone (its cap, or its one webhook's when that is lower).
-   */
-  const receiverFull = LOOK_AHEAD * Math.min(perReceiverConcurrency, perWebhookConcurrency);
   /** Whether every receiver it fans out for has `fanOutAhead` waiting (none known: no). */
   const paced = (): boolean => {
     if (aheadByReceiver.size === 0) return false;
@@ -211,7 +254,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let claimAnyway = true;
   /**
    * Requests finished since the last claim: a wake-up by a finished delivery claims only once
-   * `minClaim` of them have (each claim is a statement that scans every receiver with room:
+   * `claimAfter` of them have (each claim is a statement that scans every receiver with room:
    * fewer, larger claims leave the database to the creates).
    */
   let finished = 0;
@@ -233,18 +276,21 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         if (stopping) return;
       }
       // Recordings behind (the database is slow) hold back new claims too, past a bound.
+      const caps = capsNow();
       const room = Math.min(
-        LOOK_AHEAD * concurrency - sending - ready.length,
+        caps.lookAhead * caps.slots - sending - ready.length,
         MAX_PENDING_PER_SLOT * concurrency - inFlight.size - ready.length,
       );
-      if (room > 0 && (finished >= minClaim || claimAnyway)) {
+      if (room > 0 && (finished >= caps.claimAfter || claimAnyway)) {
         claimAnyway = false;
         finished = 0;
         // Which receivers are at their cap as the claim is made (deliveries finishing during its
-        // round trip free room it could not have used): nothing of theirs comes, for that reason.
+        // round trip free room it could not have used): nothing of theirs comes, for that reason
+        // (its cap, or its one webhook's when that is lower).
+        const receiverFull = caps.lookAhead * Math.min(caps.perReceiver, caps.perWebhook);
         const fullAtClaim = new Set<string>();
         for (const [receiver, held] of heldByReceiver) if (held >= receiverFull) fullAtClaim.add(receiver);
-        const claims = await claim(room);
+        const claims = await claim(room, caps);
         if (stopping) {
           await Promise.all((claims ?? []).map(release));
           await releaseReady();
@@ -280,7 +326,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       }
       if (mayFanOut()) continue;
       // A poll looks for other replicas' events too; a finished delivery's wake-up only claims,
-      // and only once `minClaim` have finished since the last claim.
+      // and only once `claimAfter` have finished since the last claim.
       if ((await wakeup.sleep(pollMs)) !== 'woken') {
         fanOutDue = true;
         claimAnyway = true;
@@ -297,7 +343,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   /** Starts what is ready, oldest first, as far as the slots and the per-webhook and per-receiver caps allow. */
   function pump(): void {
     if (stopping) return;
-    for (let index = 0; index < ready.length && sending < concurrency; ) {
+    const caps = capsNow();
+    for (let index = 0; index < ready.length && sending < caps.slots; ) {
       const entry = ready[index];
       if (entry === undefined) break;
       const { claimed, receiver } = entry;
@@ -309,8 +356,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         continue;
       }
       if (
-        (sendingByReceiver.get(receiver) ?? 0) >= perReceiverConcurrency ||
-        (sendingByWebhook.get(claimed.webhookId) ?? 0) >= perWebhookConcurrency
+        (sendingByReceiver.get(receiver) ?? 0) >= caps.perReceiver ||
+        (sendingByWebhook.get(claimed.webhookId) ?? 0) >= caps.perWebhook
       ) {
         index += 1;
         continue;
@@ -322,7 +369,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   /** Keeps `work` (which never rejects) among what close() waits for. */
   function track(work: Promise<void>): void {
-    const task = work.finally(() => inFlight.delete(task));
+    // The loop is woken once the task is gone: one woken before would still count it against
+    // the bound on attempts not yet recorded, and might then sleep until the next poll.
+    const task = work.finally(() => {
+      inFlight.delete(task);
+      wakeup.wake();
+    });
     inFlight.add(task);
   }
 
@@ -367,12 +419,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   }
 
   /** The claims, or null when the store failed (reported, then retried after `pollMs`). */
-  async function claim(limit: number): Promise<ClaimedDelivery[] | null> {
+  async function claim(limit: number, caps: Caps): Promise<ClaimedDelivery[] | null> {
     try {
       const claims = await store.claimDeliveries({
         limit,
-        perWebhookLimit: LOOK_AHEAD * perWebhookConcurrency,
-        perReceiverLimit: LOOK_AHEAD * perReceiverConcurrency,
+        perWebhookLimit: caps.lookAhead * caps.perWebhook,
+        perReceiverLimit: caps.lookAhead * caps.perReceiver,
         busyReceivers: heldByReceiver,
         busyWebhooks: heldByWebhook,
         leaseMs,
@@ -502,6 +554,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       loop = run().catch((error: unknown) => log.error({ err: error }, 'webhook dispatch loop crashed'));
     },
     nudge() {
+      // Busy: the poll and the deliveries finishing pick the events up; a wake-up per create
+      // would fan out and claim on every one of them.
+      if (busy()) return;
       fanOutDue = true;
       wakeup.wake('nudged');
     },
@@ -520,7 +575,11 @@ function checkOptions(options: WebhookDispatcherOptions): void {
   for (const [name, value] of Object.entries(positive)) {
     if (!Number.isFinite(value) || value <= 0) throw new RangeError(`webhook dispatcher: ${name} must be positive`);
   }
-  const counts = { concurrency: options.concurrency, perWebhookConcurrency: options.perWebhookConcurrency };
+  const counts = {
+    concurrency: options.concurrency,
+    perWebhookConcurrency: options.perWebhookConcurrency,
+    ...(options.busyConcurrency === undefined ? {} : { busyConcurrency: options.busyConcurrency }),
+  };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`webhook dispatcher: ${name} must be at least 1`);
   }

@@ -372,6 +372,48 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     ]);
   });
 
+  it('with lingerMs, records attempts finishing one by one in one statement', async () => {
+    await seed(client, 1, [1n, 2n, 3n, 4n]);
+    const claims = await claim();
+    expect(claims).toHaveLength(4);
+    const counted = (lingerMs: number) => {
+      const counter = { statements: 0 };
+      const recorder = createAttemptRecorder(
+        {
+          query(text, values) {
+            counter.statements++;
+            return client.sql.query(text, values);
+          },
+        },
+        { maxBatchSize: 256, lingerMs },
+      );
+      return { counter, recorder };
+    };
+    // Attempts finishing 10 ms apart: each alone without a linger, all four in one with 200 ms.
+    const recordApart = async (recorder: ReturnType<typeof counted>['recorder'], batch: readonly ClaimedDelivery[]) => {
+      const recorded: Promise<boolean>[] = [];
+      for (const claimed of batch) {
+        recorded.push(recorder.record(claimed, failed(new Date())));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return Promise.all(recorded);
+    };
+    const eager = counted(0);
+    expect(await recordApart(eager.recorder, claims)).toEqual([true, true, true, true]);
+    expect(eager.counter.statements).toBeGreaterThanOrEqual(3);
+
+    const again = await claim();
+    expect(again).toHaveLength(4);
+    const lingering = counted(200);
+    expect(await recordApart(lingering.recorder, again)).toEqual([true, true, true, true]);
+    expect(lingering.counter.statements).toBe(1);
+    expect(
+      await client.rows(
+        'SELECT count(*)::int AS attempts, count(DISTINCT delivery_id)::int AS deliveries FROM webhook_attempts',
+      ),
+    ).toEqual([{ attempts: 8, deliveries: 4 }]);
+  });
+
   it('answers false when the delivery went with its webhook during the attempt', async () => {
     const [webhook] = await seed(client, 1, [1n]);
     const [held] = await claim();

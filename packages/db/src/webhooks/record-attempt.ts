@@ -110,13 +110,26 @@ export interface AttemptRecorder {
   record(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
 }
 
+export interface AttemptRecorderOptions {
+  /** Most attempts one statement records. */
+  readonly maxBatchSize: number;
+  /**
+   * How long a statement waits, once there is something to record, for more attempts to join
+   * it (unless `maxBatchSize` are waiting). Default 0: it goes at once.
+   */
+  readonly lingerMs?: number;
+}
+
 /**
  * Group commit for attempts: one statement in flight; attempts that finish meanwhile wait and go
- * together in the next one (at most `maxBatchSize`). A dispatcher finishing hundreds of
- * deliveries a second writes a handful of statements instead of one each. A failed statement
- * fails every attempt in it (their leases expire and they are attempted again).
+ * together in the next one (at most `maxBatchSize`), and with `lingerMs` each statement waits that
+ * long for more to join it. A dispatcher finishing hundreds of deliveries a second writes a
+ * handful of statements instead of one each, even with one delivery in flight at a time. Nothing
+ * waits on a recording but the delivery's lease, which it ends. A failed statement fails every
+ * attempt in it (their leases expire and they are attempted again).
  */
-export function createAttemptRecorder(sql: SqlRunner, options: { readonly maxBatchSize: number }): AttemptRecorder {
+export function createAttemptRecorder(sql: SqlRunner, options: AttemptRecorderOptions): AttemptRecorder {
+  const lingerMs = options.lingerMs ?? 0;
   const queue: QueuedAttempt[] = [];
   let writing = false;
 
@@ -124,6 +137,9 @@ export function createAttemptRecorder(sql: SqlRunner, options: { readonly maxBat
     writing = true;
     try {
       while (queue.length > 0) {
+        if (lingerMs > 0 && queue.length < options.maxBatchSize) {
+          await new Promise((resolve) => setTimeout(resolve, lingerMs));
+        }
         const batch = takeBatch(queue.splice(0, options.maxBatchSize), queue);
         try {
           const recorded = await recordAttempts(sql, batch);

@@ -1,0 +1,76 @@
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRequestLoad, type RequestLoad } from './request-load.js';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A real server whose requests wait until `answerAll` (or their client goes away). */
+async function startServer(load: RequestLoad) {
+  const waiting: ServerResponse[] = [];
+  const server = createServer(load.track((_request, response) => void waiting.push(response)));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    /** Sends a request; resolves once the server holds it. */
+    async send(): Promise<{ abort(): void }> {
+      const before = waiting.length;
+      const sent = request({ port, host: '127.0.0.1', path: '/', agent: false });
+      sent.on('error', () => {});
+      sent.end();
+      await until(() => waiting.length > before);
+      return { abort: () => sent.destroy() };
+    },
+    answerAll(): void {
+      for (const response of waiting.splice(0)) response.end('ok');
+    },
+  };
+}
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('createRequestLoad', () => {
+  it('counts requests from arrival until answered or abandoned, and is busy while `threshold` are in flight', async () => {
+    const load = createRequestLoad(3);
+    const server = await startServer(load);
+    await server.send();
+    const second = await server.send();
+    expect({ inFlight: load.inFlight(), busy: load.busy() }).toEqual({ inFlight: 2, busy: false });
+
+    await server.send();
+    expect({ inFlight: load.inFlight(), busy: load.busy() }).toEqual({ inFlight: 3, busy: true });
+    // As long as they stay in flight.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(load.busy()).toBe(true);
+
+    // A client that goes away ends its request too.
+    second.abort();
+    await until(() => load.inFlight() === 2);
+    server.answerAll();
+    await until(() => load.inFlight() === 0);
+    // Busy a moment longer (a burst's gaps between answers do not end it), then not.
+    expect(load.busy()).toBe(true);
+    await until(() => !load.busy(), 1_000);
+  });
+
+  it('is never busy with a threshold of 0', async () => {
+    const load = createRequestLoad(0);
+    const server = await startServer(load);
+    for (let index = 0; index < 5; index++) await server.send();
+    expect({ inFlight: load.inFlight(), busy: load.busy() }).toEqual({ inFlight: 5, busy: false });
+    server.answerAll();
+  });
+});
