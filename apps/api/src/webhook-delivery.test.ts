@@ -217,6 +217,7 @@ async function holdRequest(port: number, token: string): Promise<ClientRequest> 
   });
   held.on('error', () => {});
   held.write('{"id":');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // Counted once the service has read its headers: a moment on loopback, given plenty here.
+  await new Promise((resolve) => setTimeout(resolve, 250));
   return held;
 }

@@ -273,9 +273,10 @@ const MAX_CREATE_WAIT_MS = 1_000;
 /** Most webhook attempts one statement records. */
 const MAX_ATTEMPT_BATCH = 256;
 /**
- * How long a recording of webhook attempts waits for more to join it: a statement per 20 ms at
- * most, whatever the deliveries' pace (a statement per delivery or two, with one in flight, cost
- * the creates beside them about a fifth of their rate). Only the delivery's lease waits on it.
+ * How long a recording of webhook attempts waits for more to join it (see createAttemptRecorder):
+ * with one delivery in flight, a statement per delivery or two cost the creates beside them about
+ * a fifth of their rate. What waits on it: the delivery's lease, the dispatcher's bound on attempts
+ * not yet recorded, and its drain at shutdown.
  */
 const ATTEMPT_LINGER_MS = 20;
 /** How long a token lookup is reused: a revocation elsewhere takes effect within this. */

@@ -1,5 +1,5 @@
-import { createServer, request, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRequestLoad, type RequestLoad } from './request-load.js';
 
@@ -44,7 +44,8 @@ async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 
 describe('createRequestLoad', () => {
   it('counts requests from arrival until answered or abandoned, and is busy while `threshold` are in flight', async () => {
-    const load = createRequestLoad(3);
+    // Busy for a second after: long enough to look, however slow the machine.
+    const load = createRequestLoad(3, 1_000);
     const server = await startServer(load);
     await server.send();
     const second = await server.send();
@@ -63,7 +64,7 @@ describe('createRequestLoad', () => {
     await until(() => load.inFlight() === 0);
     // Busy a moment longer (a burst's gaps between answers do not end it), then not.
     expect(load.busy()).toBe(true);
-    await until(() => !load.busy(), 1_000);
+    await until(() => !load.busy(), 3_000);
   });
 
   it('is never busy with a threshold of 0', async () => {
@@ -72,5 +73,53 @@ describe('createRequestLoad', () => {
     for (let index = 0; index < 5; index++) await server.send();
     expect({ inFlight: load.inFlight(), busy: load.busy() }).toEqual({ inFlight: 5, busy: false });
     server.answerAll();
+  });
+});
+
+describe('createRequestLoad when a connection dies', () => {
+  it("ends its request once, on the response's close or the connection's, never twice", async () => {
+    const load = createRequestLoad(2, 10);
+    const server = await startServer(load);
+    const held = await server.send();
+    await server.send();
+    expect(load.inFlight()).toBe(2);
+    held.abort();
+    await until(() => load.inFlight() === 1);
+    server.answerAll();
+    await until(() => load.inFlight() === 0);
+    // Once each: never below zero.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(load.inFlight()).toBe(0);
+  });
+});
+
+describe('createRequestLoad on a kept-alive connection', () => {
+  it('counts 50 requests one after another on one connection, with one listener on it', async () => {
+    const load = createRequestLoad(2, 10);
+    const server = createServer(load.track((_request, response) => response.end('ok')));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const sockets: Socket[] = [];
+    server.on('connection', (socket: Socket) => sockets.push(socket));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let index = 0; index < 50; index++) {
+        await new Promise<void>((resolve, reject) => {
+          const sent = request({ port, host: '127.0.0.1', path: '/', agent }, (response) => {
+            response.resume();
+            response.on('end', resolve);
+          });
+          sent.on('error', reject);
+          sent.end();
+        });
+      }
+      // One connection, still open: Node's own listeners and this count's one, not one per request.
+      expect(sockets).toHaveLength(1);
+      expect(sockets[0]?.listenerCount('close')).toBeLessThanOrEqual(3);
+    } finally {
+      agent.destroy();
+    }
+    await until(() => load.inFlight() === 0);
   });
 });

@@ -230,6 +230,11 @@ function dispatch(store: FakeStore, options: Partial<WebhookDispatcherOptions> =
   return { dispatcher, logs, results };
 }
 
+/** 8 slots and 4 per receiver, 2 receivers' slots while `busy`; attempts hang up to 5 s. */
+function busySpells(busy: () => boolean): Partial<WebhookDispatcherOptions> {
+  return { busy, busyConcurrency: 2, concurrency: 8, perWebhookConcurrency: 4, timeoutMs: 5_000, drainMs: 50 };
+}
+
 /** Waits until `check` holds (polling), or fails after `timeoutMs`. */
 async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -393,14 +398,7 @@ describe('createWebhookDispatcher', () => {
       store.add(webhook, BigInt(2 * index + 1));
     }
     let busy = true;
-    dispatch(store, {
-      busy: () => busy,
-      busyConcurrency: 2,
-      concurrency: 8,
-      perWebhookConcurrency: 4,
-      timeoutMs: 5_000,
-      drainMs: 50,
-    });
+    dispatch(store, { ...busySpells(() => busy) });
     const inFlight = () => hanging.map((hooks) => hooks.received.length);
     await eventually(() => inFlight().reduce((sum, count) => sum + count, 0) === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -411,6 +409,25 @@ describe('createWebhookDispatcher', () => {
     busy = false;
     // The next poll claims and starts the rest: both of each receiver's deliveries in flight.
     await eventually(() => inFlight().every((count) => count === 2));
+  });
+
+  it('keeps a receiver that hangs with more in flight than a busy spell allows to one receiver slot', async () => {
+    const stuck = await receiver();
+    stuck.answer(() => 'hang');
+    const healthy = await receiver();
+    const store = new FakeStore();
+    const stuckHook = subscription(stuck.url);
+    for (let index = 0; index < 6; index++) store.add(stuckHook, BigInt(index));
+    let busy = false;
+    dispatch(store, { ...busySpells(() => busy) });
+    // Four hanging (its cap), then the process turns busy: 4 in flight, 2 slots while busy.
+    await stuck.waitFor(4, 2_000);
+    busy = true;
+    const healthyHook = subscription(healthy.url);
+    const quick = [store.add(healthyHook, 10n), store.add(healthyHook, 11n)];
+    // The healthy receiver still gets its deliveries (one at a time), long before the 5 s timeout.
+    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'), 2_000);
+    expect(stuck.received).toHaveLength(4);
   });
 
   it('is not woken by creates while busy: the poll and finished deliveries drive it', async () => {

@@ -160,6 +160,8 @@ const LEASE_MARGIN_MS = 1_000;
  * claims are held per delivery in flight, and how many finished deliveries make a claim.
  */
 interface Caps {
+  /** While busy, `slots` counts receivers with deliveries in flight (one each), not deliveries. */
+  readonly busy: boolean;
   readonly slots: number;
   readonly perWebhook: number;
   readonly perReceiver: number;
@@ -193,23 +195,33 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const perReceiverConcurrency = options.perReceiverConcurrency ?? perWebhookConcurrency;
   const busy = options.busy ?? (() => false);
   const busyConcurrency = Math.min(concurrency, options.busyConcurrency ?? Math.max(1, Math.floor(concurrency / 4)));
+  // Never more claims held per receiver than outside busy spells.
+  const busyLookAhead = Math.min(BUSY_LOOK_AHEAD, LOOK_AHEAD * perReceiverConcurrency);
   /** The caps in force: the configured ones, or while the process is busy, the smaller ones. */
   const capsNow = (): Caps =>
     busy()
       ? {
+          busy: true,
           slots: busyConcurrency,
           perWebhook: 1,
           perReceiver: 1,
-          lookAhead: BUSY_LOOK_AHEAD,
-          claimAfter: BUSY_LOOK_AHEAD / 2,
+          lookAhead: busyLookAhead,
+          claimAfter: Math.max(1, busyLookAhead / 2),
         }
       : {
+          busy: false,
           slots: concurrency,
           perWebhook: perWebhookConcurrency,
           perReceiver: perReceiverConcurrency,
           lookAhead: LOOK_AHEAD,
           claimAfter: Math.max(1, Math.floor(concurrency / 4)),
         };
+  /**
+   * Whether another delivery may start: a slot free, or while busy, a receiver's slot (receivers
+   * with deliveries in flight fewer than the slots). A busy spell can begin with more in flight
+   * than it allows, to a receiver that hangs among them: they keep one receiver's slot, not all.
+   */
+  const slotFree = (caps: Caps): boolean => (caps.busy ? sendingByReceiver.size < caps.slots : sending < caps.slots);
   const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
   const fanOutTrouble = createTroubleReporter(log, 'webhook dispatch cannot fan out events; retrying');
@@ -278,7 +290,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       // Recordings behind (the database is slow) hold back new claims too, past a bound.
       const caps = capsNow();
       const room = Math.min(
-        caps.lookAhead * caps.slots - sending - ready.length,
+        caps.lookAhead * caps.slots - Math.min(sending, caps.slots) - ready.length,
         MAX_PENDING_PER_SLOT * concurrency - inFlight.size - ready.length,
       );
       if (room > 0 && (finished >= caps.claimAfter || claimAnyway)) {
@@ -344,7 +356,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   function pump(): void {
     if (stopping) return;
     const caps = capsNow();
-    for (let index = 0; index < ready.length && sending < caps.slots; ) {
+    for (let index = 0; index < ready.length && slotFree(caps); ) {
       const entry = ready[index];
       if (entry === undefined) break;
       const { claimed, receiver } = entry;

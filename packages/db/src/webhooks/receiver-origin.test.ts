@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
+import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
 import { createWebhook } from './create-webhook.js';
 import { receiverOrigin } from './receiver-origin.js';
@@ -43,8 +43,22 @@ describe.each(testEngines())('the receiver column on %s', (engine) => {
     expect(rows.map((row) => [row.url, row.origin])).toEqual(CASES.map(([url]) => [url, receiverOrigin(url)]));
   });
 
-  it("keeps a subscription's receiver to its URL, whatever the writer says", async () => {
+  it("keeps a subscription's receiver, and its pending deliveries', to its URL, whatever the writer says", async () => {
     const webhook = await createWebhook(client.prisma, { url: 'https://Hooks.Example:443/plants' });
+    await insertPlantsFannedOut(client.sql, [
+      { id: 1n, name: 'pending' },
+      { id: 2n, name: 'delivered' },
+    ]);
+    await client.sql.query(
+      "UPDATE webhook_deliveries SET status = 'delivered' WHERE event_id IN (SELECT id FROM webhook_events WHERE plant_id = 2)",
+      [],
+    );
+    const deliveryReceivers = () =>
+      client.rows<{ plant_id: string; receiver: string }>(
+        `SELECT events.plant_id::text AS plant_id, deliveries.receiver
+         FROM webhook_deliveries AS deliveries JOIN webhook_events AS events ON events.id = deliveries.event_id
+         ORDER BY events.plant_id`,
+      );
     const receiverOf = async () =>
       (
         await client.rows<{ receiver: string }>('SELECT receiver FROM webhook_subscriptions WHERE id = $1::uuid', [
@@ -61,5 +75,10 @@ describe.each(testEngines())('the receiver column on %s', (engine) => {
       webhook.id,
     ]);
     expect(await receiverOf()).toBe('http://other.example:8080');
+    // The pending delivery goes where claims will look for it; the delivered one is history.
+    expect(await deliveryReceivers()).toEqual([
+      { plant_id: '1', receiver: 'http://other.example:8080' },
+      { plant_id: '2', receiver: 'https://hooks.example' },
+    ]);
   });
 });

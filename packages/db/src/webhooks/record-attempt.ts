@@ -115,7 +115,7 @@ export interface AttemptRecorderOptions {
   readonly maxBatchSize: number;
   /**
    * How long a statement waits, once there is something to record, for more attempts to join
-   * it (unless `maxBatchSize` are waiting). Default 0: it goes at once.
+   * it (unless a quarter of `maxBatchSize` are waiting). Default 0: it goes at once.
    */
   readonly lingerMs?: number;
 }
@@ -124,9 +124,8 @@ export interface AttemptRecorderOptions {
  * Group commit for attempts: one statement in flight; attempts that finish meanwhile wait and go
  * together in the next one (at most `maxBatchSize`), and with `lingerMs` each statement waits that
  * long for more to join it. A dispatcher finishing hundreds of deliveries a second writes a
- * handful of statements instead of one each, even with one delivery in flight at a time. Nothing
- * waits on a recording but the delivery's lease, which it ends. A failed statement fails every
- * attempt in it (their leases expire and they are attempted again).
+ * handful of statements instead of one each, even with one delivery in flight at a time. A failed
+ * statement fails every attempt in it (their leases expire and they are attempted again).
  */
 export function createAttemptRecorder(sql: SqlRunner, options: AttemptRecorderOptions): AttemptRecorder {
   const lingerMs = options.lingerMs ?? 0;
@@ -137,7 +136,9 @@ export function createAttemptRecorder(sql: SqlRunner, options: AttemptRecorderOp
     writing = true;
     try {
       while (queue.length > 0) {
-        if (lingerMs > 0 && queue.length < options.maxBatchSize) {
+        // A quarter of a batch waiting already: it goes at once (at thousands a second, a
+        // linger would only cap the rate).
+        if (lingerMs > 0 && queue.length < options.maxBatchSize / 4) {
           await new Promise((resolve) => setTimeout(resolve, lingerMs));
         }
         const batch = takeBatch(queue.splice(0, options.maxBatchSize), queue);
