@@ -64,11 +64,22 @@ interface Tally {
   unavailable: number;
   /** Answers the contract does not allow for the request (e.g. a 400 for a valid create). */
   unexpected: number;
+  /** The first few of them, to look into: what was asked, what came back, and when. */
+  unexpectedSamples: UnexpectedAnswer[];
   /** Requests that got no answer at all (connection reset, timeout). */
   noAnswer: number;
 }
 
 type Operation = 'create' | 'get' | 'list' | 'delete' | 'invalid';
+
+interface UnexpectedAnswer {
+  readonly operation: Operation;
+  readonly path: string;
+  readonly status: number;
+  /** The answer's body, cut to 300 characters. */
+  readonly body: string;
+  readonly atSeconds: number;
+}
 /** The mix, in parts of 100: creates dominate, then the reads; deletes and bad bodies are a steady minority. */
 const MIX: readonly (readonly [Operation, number])[] = [
   ['create', 40],
@@ -179,6 +190,7 @@ async function main(): Promise<number> {
     serverErrors: 0,
     unavailable: 0,
     unexpected: 0,
+    unexpectedSamples: [],
     noAnswer: 0,
   };
   /** Answered 200 to a create, and not (yet) deleted. */
@@ -223,6 +235,18 @@ async function main(): Promise<number> {
       return null;
     }
   };
+  const noteUnexpected = (operation: Operation, path: string, answer: { status: number; text: string }) => {
+    tally.unexpected++;
+    if (tally.unexpectedSamples.length >= 20) return;
+    const atSeconds = (performance.now() - started) / 1000;
+    tally.unexpectedSamples.push({
+      operation,
+      path,
+      status: answer.status,
+      body: answer.text.slice(0, 300),
+      atSeconds,
+    });
+  };
   const count = (operation: Operation, answer: { status: number } | null) => {
     const key = answer === null ? 'no answer' : String(answer.status);
     const counts = tally.byOperation[operation];
@@ -260,7 +284,7 @@ async function main(): Promise<number> {
         } else if (answer === null || answer.status === 503) {
           uncertain.add(id);
         } else {
-          tally.unexpected++;
+          noteUnexpected(operation, '/plants', answer);
         }
         return;
       }
@@ -276,7 +300,7 @@ async function main(): Promise<number> {
           answer.status !== 503 &&
           !(answer.status === 404 && !stored.has(id))
         ) {
-          tally.unexpected++;
+          noteUnexpected(operation, `/plants/${id}`, answer);
         }
         return;
       }
@@ -284,9 +308,10 @@ async function main(): Promise<number> {
         const after = pickStored();
         const query = after === undefined || Math.random() < 0.2 ? '' : `&after=${after}`;
         const tag = Math.random() < 0.5 ? '&tag=bench' : '';
-        const answer = await send('GET', `/plants?limit=20${tag}${query}`);
+        const path = `/plants?limit=20${tag}${query}`;
+        const answer = await send('GET', path);
         count(operation, answer);
-        if (answer !== null && answer.status !== 200 && answer.status !== 503) tally.unexpected++;
+        if (answer !== null && answer.status !== 200 && answer.status !== 503) noteUnexpected(operation, path, answer);
         return;
       }
       case 'delete': {
@@ -300,15 +325,15 @@ async function main(): Promise<number> {
         else if (answer?.status === 503 || answer === null) {
           // Not known whether it went: checked neither way.
           uncertain.add(id);
-        } else {
-          tally.unexpected++;
+        } else if (answer !== null) {
+          noteUnexpected(operation, `/plants/${id}`, answer);
         }
         return;
       }
       case 'invalid': {
         const answer = await send('POST', '/plants', invalidPlantJson(benchPlant(nextId())));
         count(operation, answer);
-        if (answer !== null && answer.status !== 400) tally.unexpected++;
+        if (answer !== null && answer.status !== 400) noteUnexpected(operation, '/plants', answer);
         return;
       }
     }
@@ -418,7 +443,11 @@ async function main(): Promise<number> {
       tally.serverErrors === 0,
       `${tally.serverErrors}`,
     ),
-    check('no answer the contract does not allow', tally.unexpected === 0, `${tally.unexpected}`),
+    check(
+      'no answer the contract does not allow',
+      tally.unexpected === 0,
+      `${tally.unexpected}${describeUnexpected(tally.unexpectedSamples[0])}`,
+    ),
     check(
       'every create answered 200 and not deleted is stored',
       lost.length === 0,
@@ -522,3 +551,9 @@ function formatSeries(samples: readonly RssSample[]): string {
 }
 
 runBench('soak', main, cleanups);
+
+/** The first unexpected answer, for the summary line (all of them, up to 20, are in the JSON). */
+function describeUnexpected(sample: UnexpectedAnswer | undefined): string {
+  if (sample === undefined) return '';
+  return `; the first: ${sample.operation} ${sample.path} answered ${sample.status} at ${sample.atSeconds.toFixed(1)} s (${sample.body})`;
+}
