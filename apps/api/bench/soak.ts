@@ -333,7 +333,11 @@ async function main(): Promise<number> {
       case 'invalid': {
         const answer = await send('POST', '/plants', invalidPlantJson(benchPlant(nextId())));
         count(operation, answer);
-        if (answer !== null && answer.status !== 400) noteUnexpected(operation, '/plants', answer);
+        // Authenticated first: a token the cache does not hold is looked up in the database,
+        // which may be away (the killed connections) and is then answered 503, as any request is.
+        if (answer !== null && answer.status !== 400 && answer.status !== 503) {
+          noteUnexpected(operation, '/plants', answer);
+        }
         return;
       }
     }
