@@ -230,6 +230,11 @@ function dispatch(store: FakeStore, options: Partial<WebhookDispatcherOptions> =
   return { dispatcher, logs, results };
 }
 
+/** 4 slots, one per webhook, the fan-out paced at 3 waiting per receiver; polled every `pollMs`. */
+function pacedFanOut(pollMs: number): Partial<WebhookDispatcherOptions> {
+  return { concurrency: 4, perWebhookConcurrency: 1, fanOutAhead: 3, pollMs, drainMs: 50 };
+}
+
 /** 8 slots and 4 per receiver, 2 receivers' slots while `busy`; attempts hang up to 5 s. */
 function busySpells(busy: () => boolean): Partial<WebhookDispatcherOptions> {
   return { busy, busyConcurrency: 2, concurrency: 8, perWebhookConcurrency: 4, timeoutMs: 5_000, drainMs: 50 };
@@ -532,14 +537,7 @@ describe('createWebhookDispatcher', () => {
     for (let plant = 1n; plant <= 50n; plant++) store.publish(webhooks, plant);
     // The hanging receiver holds what its cap allows, and far more than fanOutAhead of its
     // deliveries soon wait unclaimed: the healthy one must still get every event.
-    dispatch(store, {
-      concurrency: 4,
-      perWebhookConcurrency: 1,
-      fanOutAhead: 3,
-      pollMs: 10,
-      timeoutMs: 5_000,
-      drainMs: 50,
-    });
+    dispatch(store, { ...pacedFanOut(10), timeoutMs: 5_000 });
     await healthy.waitFor(50, 10_000);
     expect(store.events).toHaveLength(0);
     expect(stuck.received.length).toBeLessThanOrEqual(1);
@@ -554,14 +552,7 @@ describe('createWebhookDispatcher', () => {
     // claims fill its cap, and the slots left over make claims that find nothing more of it.
     const busyHooks = [subscription(busy.url), subscription(busy.url), subscription(busy.url)];
     for (let plant = 1n; plant <= 10n; plant++) store.publish(busyHooks, plant);
-    const { dispatcher } = dispatch(store, {
-      concurrency: 4,
-      perWebhookConcurrency: 1,
-      fanOutAhead: 3,
-      pollMs: 100,
-      timeoutMs: 5_000,
-      drainMs: 50,
-    });
+    const { dispatcher } = dispatch(store, { ...pacedFanOut(100), timeoutMs: 5_000 });
     await busy.waitFor(1);
     for (let nudge = 0; nudge < 30; nudge++) {
       dispatcher.nudge();
@@ -591,13 +582,7 @@ describe('createWebhookDispatcher', () => {
     store.claimDelayMs = 25;
     const hooks = [subscription(slow.url), subscription(slow.url), subscription(slow.url)];
     for (let plant = 1n; plant <= 20n; plant++) store.publish(hooks, plant);
-    const { dispatcher } = dispatch(store, {
-      concurrency: 4,
-      perWebhookConcurrency: 1,
-      fanOutAhead: 3,
-      pollMs: 50,
-      drainMs: 50,
-    });
+    const { dispatcher } = dispatch(store, { ...pacedFanOut(50) });
     // Nudged all along, as creates nudge it: claims are made at any moment, at the cap too.
     const nudging = setInterval(() => dispatcher.nudge(), 2);
     cleanups.push(async () => clearInterval(nudging));
@@ -615,14 +600,7 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const goneHook = subscription(gone.url);
     store.publish([goneHook], 1n);
-    const { dispatcher } = dispatch(store, {
-      concurrency: 4,
-      perWebhookConcurrency: 1,
-      fanOutAhead: 3,
-      pollMs: 5_000,
-      timeoutMs: 5_000,
-      drainMs: 50,
-    });
+    const { dispatcher } = dispatch(store, { ...pacedFanOut(5_000), timeoutMs: 5_000 });
     await gone.waitFor(1);
     // Its subscription deleted; then a burst for a receiver that takes one at a time and hangs.
     store.subscriptions.delete(goneHook);

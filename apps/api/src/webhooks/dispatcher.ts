@@ -471,9 +471,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     track(
       deliver(claimed, freeSlot)
         .catch((error: unknown) => log.error({ err: error, ...describeClaim(claimed) }, 'webhook delivery crashed'))
+        // The loop is woken once the task is gone (track), with the recording done.
         .finally(() => {
-          if (slotFreed) wakeup.wake();
-          else freeSlot();
+          if (!slotFreed) freeSlot();
         }),
     );
   }
