@@ -96,8 +96,12 @@ class FakeStore implements DeliveryStore {
   }
 
   /** One event a call: the dispatcher must keep going while events are waiting. */
-  async fanOutEvents(): Promise<FanOutResult> {
+  /** The most deliveries each fan-out asked for, in order. */
+  readonly fanOutBatches: number[] = [];
+
+  async fanOutEvents({ maxDeliveries }: { readonly maxDeliveries: number }): Promise<FanOutResult> {
     this.fanOutCalls += 1;
+    this.fanOutBatches.push(maxDeliveries);
     if (this.fanOutUnavailable) throw new DatabaseUnavailableError();
     const event = this.events.shift();
     if (event === undefined) return { events: 0, deliveries: 0, deliveriesByReceiver: new Map() };
@@ -526,6 +530,35 @@ describe('createWebhookDispatcher', () => {
     // yet claimed would pass fanOutAhead, so the other eight events wait in the outbox.
     expect(store.events).toHaveLength(8);
     expect(store.deliveries).toHaveLength(6);
+  });
+
+  it('fans out, while busy, only what the busy deliveries take next; the whole backlog once the requests stop', async () => {
+    const stuck = await receiver();
+    stuck.answer(() => 'hang');
+    const store = new FakeStore();
+    // 40 subscriptions of one receiver: an event is 40 deliveries, more than a busy fan-out's 32.
+    const webhooks = Array.from({ length: 40 }, () => subscription(stuck.url));
+    for (let plant = 1n; plant <= 10n; plant++) store.publish(webhooks, plant);
+    let busy = true;
+    dispatch(
+      store,
+      busySpells(() => busy),
+    );
+    await stuck.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // One event: its 40 deliveries, 8 of them claimed (the busy look-ahead), leave 32 waiting,
+    // which stops the fan-out while busy, poll after poll. Every statement asked for 32 at most.
+    expect({ events: store.events.length, deliveries: store.deliveries.length }).toEqual({
+      events: 9,
+      deliveries: 40,
+    });
+    expect(new Set(store.fanOutBatches)).toEqual(new Set([32]));
+
+    busy = false;
+    // Not busy: the default batch (1024) and pace (2048 waiting) take every event at the next poll.
+    await eventually(() => store.events.length === 0);
+    expect(store.deliveries).toHaveLength(400);
+    expect(store.fanOutBatches.at(-1)).toBe(1024);
   });
 
   it('fans out on for the other receivers while one hangs with fanOutAhead of its deliveries waiting', async () => {

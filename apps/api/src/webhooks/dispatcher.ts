@@ -22,7 +22,8 @@ import type { ResolveHost } from './url-policy.js';
  *
  * While the process is busy serving requests (`busy()`, asked before every claim and every start),
  * deliveries give way: at most `busyConcurrency` in flight, one per receiver (and per webhook), and
- * creates no longer wake it (it fans out on its poll, and claims as deliveries finish). Requests
+ * creates no longer wake it (it fans out on its poll, and claims as deliveries finish); the fan-out
+ * writes only what those deliveries take next (BUSY_FAN_OUT_BATCH). Requests
  * keep the CPU; deliveries go on, fewer at a time (a hanging receiver still holds back only
  * itself), and catch up at full speed once the requests stop.
  *
@@ -148,6 +149,15 @@ const LOOK_AHEAD = 2;
  */
 const BUSY_LOOK_AHEAD = 8;
 /**
+ * While busy, the fan-out writes what the busy deliveries will take next, and no more: a
+ * statement of at most this many deliveries (at least one event, with every subscription), and
+ * none while each receiver has that many waiting. The backlog stays in the events until the
+ * requests stop, and a create never waits behind a statement writing a thousand rows (on the
+ * embedded database, which runs in the serving thread, one such statement held every request
+ * for about 100 ms).
+ */
+const BUSY_FAN_OUT_BATCH = 32;
+/**
  * Shortest time between two checks of which receivers have subscriptions, when events come after
  * a quiet spell (otherwise once a poll interval).
  */
@@ -167,6 +177,10 @@ interface Caps {
   readonly perReceiver: number;
   readonly lookAhead: number;
   readonly claimAfter: number;
+  /** Most deliveries one fan-out statement writes. */
+  readonly fanOutBatch: number;
+  /** Deliveries waiting for their first attempt, per receiver, at which the fan-out stops for it. */
+  readonly fanOutAhead: number;
 }
 
 /** Repeated warnings (database down) at most this often. */
@@ -197,6 +211,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const busyConcurrency = Math.min(concurrency, options.busyConcurrency ?? Math.max(1, Math.floor(concurrency / 4)));
   // Never more claims held per receiver than outside busy spells.
   const busyLookAhead = Math.min(BUSY_LOOK_AHEAD, LOOK_AHEAD * perReceiverConcurrency);
+  const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
+  const fanOutAhead = options.fanOutAhead ?? 2 * fanOutBatch;
+  const busyFanOutBatch = Math.min(BUSY_FAN_OUT_BATCH, fanOutBatch);
+  const busyFanOutAhead = Math.min(busyFanOutBatch, fanOutAhead);
   /** The caps in force: the configured ones, or while the process is busy, the smaller ones. */
   const capsNow = (): Caps =>
     busy()
@@ -207,6 +225,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           perReceiver: 1,
           lookAhead: busyLookAhead,
           claimAfter: Math.max(1, busyLookAhead / 2),
+          fanOutBatch: busyFanOutBatch,
+          fanOutAhead: busyFanOutAhead,
         }
       : {
           busy: false,
@@ -215,6 +235,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           perReceiver: perReceiverConcurrency,
           lookAhead: LOOK_AHEAD,
           claimAfter: Math.max(1, Math.floor(concurrency / 4)),
+          fanOutBatch,
+          fanOutAhead,
         };
   /**
    * Whether another delivery may start: a slot free, or while busy, a receiver's slot (receivers
@@ -222,10 +244,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
    * than it allows, to a receiver that hangs among them: they keep one receiver's slot, not all.
    */
   const slotFree = (caps: Caps): boolean => (caps.busy ? sendingByReceiver.size < caps.slots : sending < caps.slots);
-  const fanOutBatch = options.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const claimTrouble = createTroubleReporter(log, 'webhook dispatch cannot claim deliveries; retrying');
   const fanOutTrouble = createTroubleReporter(log, 'webhook dispatch cannot fan out events; retrying');
-  const fanOutAhead = options.fanOutAhead ?? 2 * fanOutBatch;
   // Events may be waiting from before this process started (or from replicas that do not dispatch).
   let fanOutDue = true;
   let lastFanOutAt = 0;
@@ -237,13 +257,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
    * going for it).
    */
   const aheadByReceiver = new Map<string, number>();
-  /** Whether every receiver it fans out for has `fanOutAhead` waiting (none known: no). */
-  const paced = (): boolean => {
+  /** Whether every receiver it fans out for has `ahead` waiting (none known: no). */
+  const paced = (ahead: number): boolean => {
     if (aheadByReceiver.size === 0) return false;
-    for (const waiting of aheadByReceiver.values()) if (waiting < fanOutAhead) return false;
+    for (const waiting of aheadByReceiver.values()) if (waiting < ahead) return false;
     return true;
   };
-  const mayFanOut = (): boolean => fanOutDue && !paced();
+  const mayFanOut = (caps: Caps): boolean => fanOutDue && !paced(caps.fanOutAhead);
   const recordTrouble = createTroubleReporter(
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
@@ -281,10 +301,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       if (fanOutDue && (sinceCheck >= pollMs || (fanOutFoundNone && sinceCheck >= RECEIVERS_RECHECK_MS))) {
         await checkReceivers();
       }
-      if (mayFanOut()) {
+      const fanOutCaps = capsNow();
+      if (mayFanOut(fanOutCaps)) {
         fanOutDue = false;
         // Some were waiting: more may be (they are fanned out before the next claim).
-        if ((await fanOut()) > 0) fanOutDue = true;
+        if ((await fanOut(fanOutCaps.fanOutBatch)) > 0) fanOutDue = true;
         if (stopping) return;
       }
       // Recordings behind (the database is slow) hold back new claims too, past a bound.
@@ -336,7 +357,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
           }
         }
       }
-      if (mayFanOut()) continue;
+      if (mayFanOut(capsNow())) continue;
       // A poll looks for other replicas' events too; a finished delivery's wake-up only claims,
       // and only once `claimAfter` have finished since the last claim.
       if ((await wakeup.sleep(pollMs)) !== 'woken') {
@@ -397,11 +418,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     await Promise.all(left.map(({ claimed }) => release(claimed)));
   }
 
-  /** Events fanned out by one statement; 0 when the store failed (reported; the next poll retries). */
-  async function fanOut(): Promise<number> {
+  /** Events fanned out by one statement of at most `batch` deliveries; 0 when the store failed (reported; the next poll retries). */
+  async function fanOut(batch: number): Promise<number> {
     try {
       lastFanOutAt = Date.now();
-      const { events, deliveriesByReceiver } = await store.fanOutEvents({ maxDeliveries: fanOutBatch });
+      const { events, deliveriesByReceiver } = await store.fanOutEvents({ maxDeliveries: batch });
       fanOutTrouble.resolved('webhook dispatch fans out events again');
       fanOutFoundNone = events === 0;
       for (const [receiver, written] of deliveriesByReceiver) {
