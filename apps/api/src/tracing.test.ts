@@ -12,6 +12,7 @@ import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { type OtlpReceiver, type ReceivedSpan, SPAN_KIND, startOtlpReceiver } from './test-support/otlp-receiver.js';
 import { type ServiceProcess, startServiceProcess } from './test-support/service-process.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
+import { waitUntil } from './test-support/wait-until.js';
 import { startWebhookReceiver, type WebhookReceiver } from './test-support/webhook-receiver.js';
 
 failOnContractViolations();
@@ -301,7 +302,11 @@ describe('tracing off, and the default protocol, in a service process', () => {
     const service = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
     const traceId = hex(16);
     await exercise(service, { traceparent: `00-${traceId}-${hex(8)}-01` });
-    await waitFor(() => collector.requests.some((sent) => sent.body.includes(Buffer.from(traceId, 'hex'))));
+    await waitUntil(
+      () => collector.requests.some((sent) => sent.body.includes(Buffer.from(traceId, 'hex'))),
+      15_000,
+      25,
+    );
     const [sent] = collector.requests;
     expect(sent?.path).toBe('/v1/traces');
     expect(sent?.contentType).toBe('application/x-protobuf');
@@ -321,11 +326,3 @@ describe('tracing off, and the default protocol, in a service process', () => {
     );
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

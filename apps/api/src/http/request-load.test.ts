@@ -1,6 +1,7 @@
 import { Agent, createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../test-support/wait-until.js';
 import { createRequestLoad, type RequestLoad } from './request-load.js';
 
 const servers: Server[] = [];
@@ -25,21 +26,13 @@ async function startServer(load: RequestLoad) {
       const sent = request({ port, host: '127.0.0.1', path: '/', agent: false });
       sent.on('error', () => {});
       sent.end();
-      await until(() => waiting.length > before);
+      await waitUntil(() => waiting.length > before);
       return { abort: () => sent.destroy() };
     },
     answerAll(): void {
       for (const response of waiting.splice(0)) response.end('ok');
     },
   };
-}
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 describe('createRequestLoad', () => {
@@ -59,12 +52,12 @@ describe('createRequestLoad', () => {
 
     // A client that goes away ends its request too.
     second.abort();
-    await until(() => load.inFlight() === 2);
+    await waitUntil(() => load.inFlight() === 2);
     server.answerAll();
-    await until(() => load.inFlight() === 0);
+    await waitUntil(() => load.inFlight() === 0);
     // Busy a moment longer (a burst's gaps between answers do not end it), then not.
     expect(load.busy()).toBe(true);
-    await until(() => !load.busy(), 3_000);
+    await waitUntil(() => !load.busy(), 3_000);
   });
 
   it('is never busy with a threshold of 0', async () => {
@@ -84,9 +77,9 @@ describe('createRequestLoad when a connection dies', () => {
     await server.send();
     expect(load.inFlight()).toBe(2);
     held.abort();
-    await until(() => load.inFlight() === 1);
+    await waitUntil(() => load.inFlight() === 1);
     server.answerAll();
-    await until(() => load.inFlight() === 0);
+    await waitUntil(() => load.inFlight() === 0);
     // Once each: never below zero.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(load.inFlight()).toBe(0);
@@ -120,6 +113,6 @@ describe('createRequestLoad on a kept-alive connection', () => {
     } finally {
       agent.destroy();
     }
-    await until(() => load.inFlight() === 0);
+    await waitUntil(() => load.inFlight() === 0);
   });
 });

@@ -11,6 +11,7 @@ import {
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.js';
+import { waitUntil } from '../test-support/wait-until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../test-support/webhook-receiver.js';
 import {
   type AttemptResult,
@@ -244,15 +245,6 @@ function busySpells(busy: () => boolean): Partial<WebhookDispatcherOptions> {
   return { busy, busyConcurrency: 2, concurrency: 8, perWebhookConcurrency: 4, timeoutMs: 5_000, drainMs: 50 };
 }
 
-/** Waits until `check` holds (polling), or fails after `timeoutMs`. */
-async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 describe('createWebhookDispatcher', () => {
   it('delivers a due delivery, signed, with the exact body, and records it as delivered', async () => {
     const hooks = await receiver();
@@ -272,7 +264,7 @@ describe('createWebhookDispatcher', () => {
       new Webhook(webhook.secret).verify(received?.body ?? '', received?.headers ?? {}, { jsonParse: false }),
     ).not.toThrow();
 
-    await eventually(() => delivery.status === 'delivered');
+    await waitUntil(() => delivery.status === 'delivered');
     expect(delivery.attempts).toEqual([
       expect.objectContaining({ statusCode: 200, error: null, delivered: true, retryAt: null }),
     ]);
@@ -296,7 +288,7 @@ describe('createWebhookDispatcher', () => {
     const delivery = store.add(webhook, 1n);
     const { logs, results } = dispatch(store, { retryScheduleMs: [50, 150] });
 
-    await eventually(() => delivery.status === 'failed');
+    await waitUntil(() => delivery.status === 'failed');
     expect(delivery.attempts.map(({ statusCode, error, delivered }) => ({ statusCode, error, delivered }))).toEqual(
       Array(3).fill({ statusCode: 500, error: 'HTTP 500', delivered: false }),
     );
@@ -345,7 +337,7 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const delivery = store.add(subscription(hooks.url), 1n);
     const { results } = dispatch(store);
-    await eventually(() => delivery.status === 'delivered');
+    await waitUntil(() => delivery.status === 'delivered');
     expect(delivery.attempts.map((attempt) => attempt.statusCode)).toEqual([503, 204]);
     expect(results).toEqual(['retrying', 'delivered']);
   });
@@ -355,7 +347,7 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const delivery = store.add(subscription(hooks.url), 1n);
     dispatch(store, { allowPrivateNetworks: false, retryScheduleMs: [60_000] });
-    await eventually(() => delivery.attempts.length === 1);
+    await waitUntil(() => delivery.attempts.length === 1);
     expect(delivery.attempts[0]).toMatchObject({
       statusCode: null,
       error:
@@ -377,7 +369,7 @@ describe('createWebhookDispatcher', () => {
     const quick = [store.add(fastHook, 4n), store.add(fastHook, 5n), store.add(fastHook, 6n)];
     dispatch(store, { timeoutMs: 3_000, perWebhookConcurrency: 2, pollMs: 60_000, drainMs: 50 });
 
-    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'));
+    await waitUntil(() => quick.every((delivery) => delivery.status === 'delivered'));
     // Two in flight to the slow one (its cap), the third waiting for them; none recorded yet:
     // the fast ones were delivered before any slow attempt ended (by its 3 s timeout).
     expect(slow.received).toHaveLength(2);
@@ -392,7 +384,7 @@ describe('createWebhookDispatcher', () => {
       store.add(subscription(hooks.url), BigInt(index));
     }
     dispatch(store, { concurrency: 2, timeoutMs: 5_000, drainMs: 50 });
-    await eventually(() => hanging.reduce((sum, hooks) => sum + hooks.received.length, 0) === 2);
+    await waitUntil(() => hanging.reduce((sum, hooks) => sum + hooks.received.length, 0) === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(hanging.reduce((sum, hooks) => sum + hooks.received.length, 0)).toBe(2);
   });
@@ -409,7 +401,7 @@ describe('createWebhookDispatcher', () => {
     let busy = true;
     dispatch(store, { ...busySpells(() => busy) });
     const inFlight = () => hanging.map((hooks) => hooks.received.length);
-    await eventually(() => inFlight().reduce((sum, count) => sum + count, 0) === 2);
+    await waitUntil(() => inFlight().reduce((sum, count) => sum + count, 0) === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     // Two in all (busyConcurrency), never two to one receiver, though each has room for 4.
     expect(inFlight().reduce((sum, count) => sum + count, 0)).toBe(2);
@@ -417,7 +409,7 @@ describe('createWebhookDispatcher', () => {
 
     busy = false;
     // The next poll claims and starts the rest: both of each receiver's deliveries in flight.
-    await eventually(() => inFlight().every((count) => count === 2));
+    await waitUntil(() => inFlight().every((count) => count === 2));
   });
 
   it('keeps a receiver that hangs with more in flight than a busy spell allows to one receiver slot', async () => {
@@ -435,7 +427,7 @@ describe('createWebhookDispatcher', () => {
     const healthyHook = subscription(healthy.url);
     const quick = [store.add(healthyHook, 10n), store.add(healthyHook, 11n)];
     // The healthy receiver still gets its deliveries (one at a time), long before the 5 s timeout.
-    await eventually(() => quick.every((delivery) => delivery.status === 'delivered'), 2_000);
+    await waitUntil(() => quick.every((delivery) => delivery.status === 'delivered'), 2_000);
     expect(stuck.received).toHaveLength(4);
   });
 
@@ -445,7 +437,7 @@ describe('createWebhookDispatcher', () => {
     const webhook = subscription(hooks.url);
     let busy = true;
     const { dispatcher } = dispatch(store, { busy: () => busy, pollMs: 60_000 });
-    await eventually(() => store.claimCalls === 1);
+    await waitUntil(() => store.claimCalls === 1);
     store.publish([webhook], 1n);
     dispatcher.nudge();
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -469,7 +461,7 @@ describe('createWebhookDispatcher', () => {
     // One slot: the attempts waiting to be recorded soon reach their bound, and claims wait for
     // the recordings; each one recorded must let the loop claim again (it never polls here).
     dispatch(store, { concurrency: 1, perWebhookConcurrency: 1, pollMs: 60_000 });
-    await eventually(() => deliveries.every((delivery) => delivery.status === 'delivered'), 10_000);
+    await waitUntil(() => deliveries.every((delivery) => delivery.status === 'delivered'), 10_000);
   });
 
   it('claims at once when nudged, and after each finished delivery, not only when it polls', async () => {
@@ -477,12 +469,12 @@ describe('createWebhookDispatcher', () => {
     const store = new FakeStore();
     const webhook = subscription(hooks.url);
     const { dispatcher } = dispatch(store, { pollMs: 60_000, perWebhookConcurrency: 1 });
-    await eventually(() => store.claimCalls === 1);
+    await waitUntil(() => store.claimCalls === 1);
 
     const deliveries = [store.add(webhook, 1n), store.add(webhook, 2n), store.add(webhook, 3n)];
     dispatcher.nudge();
     // One at a time (perWebhookConcurrency 1): each finished delivery sets off the next claim.
-    await eventually(() => deliveries.every((delivery) => delivery.status === 'delivered'), 2_000);
+    await waitUntil(() => deliveries.every((delivery) => delivery.status === 'delivered'), 2_000);
     expect(hooks.received.map((request) => request.body)).toEqual(deliveries.map((delivery) => delivery.payload));
   });
 
@@ -507,7 +499,7 @@ describe('createWebhookDispatcher', () => {
 
     const polling = new FakeStore();
     dispatch(polling, { pollMs: 20 });
-    await eventually(() => polling.fanOutCalls >= 1);
+    await waitUntil(() => polling.fanOutCalls >= 1);
     // Not nudged: found by the next poll.
     polling.publish([subscription(hooks.url)], 4n);
     await hooks.waitFor(7);
@@ -556,7 +548,7 @@ describe('createWebhookDispatcher', () => {
 
     busy = false;
     // Not busy: the default batch (1024) and pace (2048 waiting) take every event at the next poll.
-    await eventually(() => store.events.length === 0);
+    await waitUntil(() => store.events.length === 0);
     expect(store.deliveries).toHaveLength(400);
     expect(store.fanOutBatches.at(-1)).toBe(1024);
   });
@@ -657,7 +649,7 @@ describe('createWebhookDispatcher', () => {
     store.fanOutUnavailable = true;
     store.publish([subscription(hooks.url)], 1n);
     const { logs } = dispatch(store, { pollMs: 10 });
-    await eventually(() => store.fanOutCalls >= 10);
+    await waitUntil(() => store.fanOutCalls >= 10);
     expect(hooks.received).toHaveLength(0);
     store.fanOutUnavailable = false;
     await hooks.waitFor(1);
@@ -679,9 +671,9 @@ describe('createWebhookDispatcher', () => {
     store.unavailable = true;
     const delivery = store.add(subscription(hooks.url), 1n);
     const { logs } = dispatch(store, { pollMs: 10 });
-    await eventually(() => store.claimCalls >= 10);
+    await waitUntil(() => store.claimCalls >= 10);
     store.unavailable = false;
-    await eventually(() => delivery.status === 'delivered');
+    await waitUntil(() => delivery.status === 'delivered');
 
     const warnings = logs.filter((entry) => entry.level === 'warn');
     expect(warnings).toEqual([
@@ -701,7 +693,7 @@ describe('createWebhookDispatcher', () => {
     store.leasesLost = true;
     const delivery = store.add(subscription(hooks.url), 1n);
     const { logs, results } = dispatch(store, { pollMs: 60_000 });
-    await eventually(() => results.length === 1);
+    await waitUntil(() => results.length === 1);
     expect(results).toEqual(['lease-lost']);
     expect(delivery.attempts).toEqual([]);
     expect(logs).toContainEqual(
