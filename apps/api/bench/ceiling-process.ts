@@ -45,6 +45,21 @@ export async function startHttpCeiling(options: CeilingOptions): Promise<HttpCei
   }
 }
 
+/**
+ * The reference (see ceilings/koa-reference.ts): the fixed stack alone, one statement a request,
+ * on the PostgreSQL database at `url` with a pool of `poolSize` connections; listening.
+ */
+export async function startKoaReference(url: string, poolSize: number, options: CeilingOptions): Promise<HttpCeiling> {
+  const started = startCeiling('koa-reference.ts', ['--url', url, '--pool-size', String(poolSize)], options);
+  try {
+    const ready = await nextMessage(started, isMessage<HttpCeilingReady>('ready'), 'the Koa reference');
+    return { ...started, url: `http://127.0.0.1:${ready.port}` };
+  } catch (error) {
+    await started.stop();
+    throw new Error(`${String(error)} (log: ${options.logFile})`);
+  }
+}
+
 export interface DatabaseCeiling extends StartedProcess {
   readonly ready: DatabaseCeilingReady;
   measure(kind: CeilingKind, concurrency: number, warmupSeconds: number, durationSeconds: number): Promise<Measured>;

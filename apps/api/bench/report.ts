@@ -198,6 +198,8 @@ export function toJsonReport(
       servicePoolSize: options.servicePoolSize ?? 'service default (DATABASE_POOL_SIZE unset)',
       service:
         'node dist/index.js, NODE_ENV=production, access lines at LOG_LEVEL info (the default), metrics on; the "no access log" rows: LOG_LEVEL=warn',
+      reference:
+        'the reference-* scenarios (PostgreSQL, budget concurrency): bench/ceilings/koa-reference.ts, Koa with @koa/router, koa-bodyparser and pg (pool as the raw driver ceilings), one statement a request; no authentication, rate limit, access line, metrics, request id or batching',
       reads:
         'GET /plants/{id}: random ids of 10,000 plants created first; GET /plants?limit=20: random after cursors among them, half with one of their 10 tags',
       latency: 'per response, microsecond resolution, warm-up excluded',

@@ -6,7 +6,8 @@ import type { Engine } from './options.js';
  * What a row measures: the ceilings (a bare HTTP server; the raw driver running the service's own
  * statements), and the service answering an invalid body, a create, a read by id and a page of a
  * listing; at the budget concurrency also with access logging off (what an access line costs) and
- * with tracing on (`-traced`: every span exported).
+ * with tracing on (`-traced`: every span exported), and on PostgreSQL the reference (`reference-`:
+ * the fixed stack alone, one statement a request; see ceilings/koa-reference.ts).
  */
 export type Scenario = 'http-ceiling' | 'raw-insert' | 'raw-select' | 'raw-page' | ServiceScenario;
 export type ServiceScenario =
@@ -17,7 +18,9 @@ export type ServiceScenario =
   | 'create-no-access-log'
   | 'get-no-access-log'
   | 'create-traced'
-  | 'invalid-body-traced';
+  | 'invalid-body-traced'
+  | ReferenceScenario;
+export type ReferenceScenario = 'reference-invalid-body' | 'reference-create' | 'reference-get';
 
 /** The same requests with tracing on. */
 export const TRACED: Readonly<Record<'create' | 'invalid-body', ServiceScenario>> = {
@@ -33,9 +36,11 @@ const DATABASE_CEILING: Partial<Record<Scenario, Scenario>> = {
   get: 'raw-select',
   'get-no-access-log': 'raw-select',
   list: 'raw-page',
+  'reference-create': 'raw-insert',
+  'reference-get': 'raw-select',
 };
 
-/** Scenarios answered by the service (the others are ceilings). */
+/** Scenarios answered over HTTP by the service or the reference (the others are ceilings). */
 export function isServiceScenario(scenario: Scenario): boolean {
   return scenario !== 'http-ceiling' && !scenario.startsWith('raw-');
 }
@@ -130,6 +135,12 @@ export function scenarioLabel(scenario: Scenario, engine: Engine | null): string
       return `${on}: POST /plants, tracing on`;
     case 'invalid-body-traced':
       return `${on}: POST /plants invalid (400), tracing on`;
+    case 'reference-invalid-body':
+      return 'reference: minimal Koa, POST /plants invalid (400)';
+    case 'reference-create':
+      return 'reference: minimal Koa, POST /plants';
+    case 'reference-get':
+      return 'reference: minimal Koa, GET /plants/{id}';
   }
 }
 

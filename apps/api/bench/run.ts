@@ -5,7 +5,9 @@
  * id and pages of the listing, and, at the budget concurrency, a create and a read again with
  * access logging off (what an access line costs). Beside them it measures ceilings on the same
  * machine at the same concurrency: a bare node:http server (HTTP), and the raw driver running
- * single-row INSERTs and the service's own read statements (database). The whole sequence runs
+ * single-row INSERTs and the service's own read statements (database); and on PostgreSQL, at the
+ * budget concurrency, the reference: the fixed stack alone (Koa, @koa/router, koa-bodyparser, pg)
+ * answering the same requests with one statement each and nothing else. The whole sequence runs
  * `--rounds` times, round after round, and each point reports its median round (see rounds.ts).
  * Prints a table and the budget's PASS/FAIL lines, and writes the same as JSON
  * (bench/results/latest.json).
@@ -26,7 +28,7 @@ import {
 import { type BenchStorage, createBenchStorage } from './bench-storage.js';
 import { runBogusFlood } from './bogus-flood.js';
 import { BUDGET_CONCURRENCY, evaluateBudget } from './budget.js';
-import { type DatabaseCeiling, startDatabaseCeiling, startHttpCeiling } from './ceiling-process.js';
+import { type DatabaseCeiling, startDatabaseCeiling, startHttpCeiling, startKoaReference } from './ceiling-process.js';
 import type { CeilingKind } from './ceilings/ceiling-protocol.js';
 import { startCpuWindow } from './cpu-usage.js';
 import { Cleanups, gitCommit, runBench } from './entry-point.js';
@@ -110,8 +112,10 @@ async function main(): Promise<number> {
   const started = new Date();
   const machine = describeMachine(gitCommit(options.apiRoot));
   // Per concurrency: the HTTP ceiling, and per engine 4 service scenarios and 3 database ceilings;
-  // at the budget concurrency 2 more per engine (access logging off); and the traced points.
-  const quietPoints = options.concurrencies.includes(BUDGET_CONCURRENCY) ? 2 * options.engines.length : 0;
+  // at the budget concurrency 2 more per engine (access logging off) and the reference's 3 on
+  // PostgreSQL; and the traced points.
+  const atBudget = options.concurrencies.includes(BUDGET_CONCURRENCY);
+  const quietPoints = atBudget ? 2 * options.engines.length + (options.engines.includes('postgres') ? 3 : 0) : 0;
   const pointCount =
     options.concurrencies.length * (1 + 7 * options.engines.length) +
     quietPoints +
@@ -300,6 +304,22 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
       }
     }
 
+    // The reference, on PostgreSQL at the budget concurrency: the fixed stack alone on the same
+    // requests (its inserts in a table of its own, its reads on the service's plants).
+    if (engine === 'postgres' && storage.url !== undefined && options.concurrencies.includes(BUDGET_CONCURRENCY)) {
+      const reference = await startKoaReference(storage.url, Math.min(BUDGET_CONCURRENCY, options.rawPoolCap), {
+        apiRoot: options.apiRoot,
+        env: options.childEnv,
+        logFile: logFile(context, 'koa-reference'),
+      });
+      const stopReference = cleanups.add('stop the Koa reference', () => reference.stop());
+      for (const scenario of ['reference-invalid-body', 'reference-create', 'reference-get'] as const) {
+        const load = createLoad(context, reference.url, token, scenario);
+        await measureHttpPoint(context, load, scenario, engine, BUDGET_CONCURRENCY, reference.pid);
+      }
+      await stopReference();
+    }
+
     // The ceilings run after the service, on the same database (the inserts in a table of their
     // own, the reads on the service's plants), and first count the service's rows: every 200 must
     // have been a real insert.
@@ -394,8 +414,16 @@ function createLoad(context: Context, url: string, token: string, scenario: Serv
     get: () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
     'get-no-access-log': () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
     list: () => ({ method: 'GET', path: pagePath(randomPageQuery()) }),
+    'reference-invalid-body': () => ({
+      method: 'POST',
+      path: '/plants',
+      body: invalidPlantJson(benchPlant(context.nextId())),
+    }),
+    'reference-create': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
+    'reference-get': () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
   };
-  const invalid = scenario === 'invalid-body' || scenario === 'invalid-body-traced';
+  const invalid =
+    scenario === 'invalid-body' || scenario === 'invalid-body-traced' || scenario === 'reference-invalid-body';
   return { url, token, nextRequest: requests[scenario], expectedStatus: invalid ? 400 : 200 };
 }
 

@@ -1,4 +1,5 @@
 /** Messages between the bench and its ceiling processes (Node IPC, JSON-serialisable). */
+import type { Server } from 'node:http';
 import type { Measurement } from '../measurement.js';
 
 /** What a database ceiling runs: the plant insert, or the service's read statements. */
@@ -43,4 +44,23 @@ export interface Failed {
 export function isMessage<T extends { readonly type: string }>(type: T['type']) {
   return (message: unknown): message is T =>
     typeof message === 'object' && message !== null && 'type' in message && message.type === type;
+}
+
+/**
+ * For an HTTP ceiling process: listens on a free port of 127.0.0.1, sends `ready` with it, and on
+ * SIGTERM closes every connection (then `onStop`) and lets the process end.
+ */
+export function serveForBench(server: Server, onStop?: () => void): void {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    if (address === null || typeof address !== 'object') throw new Error('the ceiling server has no port');
+    const ready: HttpCeilingReady = { type: 'ready', port: address.port };
+    process.send?.(ready);
+  });
+  process.once('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    onStop?.();
+    process.disconnect?.();
+  });
 }

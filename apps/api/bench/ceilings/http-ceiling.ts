@@ -4,7 +4,7 @@
  * with the load generator.
  */
 import { createServer } from 'node:http';
-import type { HttpCeilingReady } from './ceiling-protocol.js';
+import { serveForBench } from './ceiling-protocol.js';
 
 const BODY = Buffer.from('{"id":1,"name":"Bench plant 1","tag":"bench"}');
 
@@ -16,15 +16,4 @@ const server = createServer((request, response) => {
   });
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address === null || typeof address !== 'object') throw new Error('the ceiling server has no port');
-  const ready: HttpCeilingReady = { type: 'ready', port: address.port };
-  process.send?.(ready);
-});
-
-process.once('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  process.disconnect?.();
-});
+serveForBench(server);
