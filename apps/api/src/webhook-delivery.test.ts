@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
+import { waitUntil } from './test-support/wait-until.js';
 import {
   createPlant,
   deliveries,
@@ -159,9 +160,11 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
 
     const ids = Array.from({ length: 20 }, (_, index) => BigInt(index + 1));
     for (const id of ids) await createPlant(service.url, token, { id, name: `plant ${id}` });
-    // Every event reaches the healthy receiver while the stuck one still holds its attempts.
-    const events = await healthy.waitFor(ids.length, 10_000);
-    expect(new Set(events.map((event) => (parseJson(event.body) as { id: bigint }).id))).toEqual(new Set(ids));
+    // Every event reaches the healthy receiver while the stuck one still holds its attempts. One
+    // may come twice (delivery is at-least-once): on a loaded machine an attempt can outlive its
+    // 1 s timeout and be sent again.
+    await waitUntil(() => plantIds(healthy).size >= ids.length, 10_000, 25);
+    expect(plantIds(healthy)).toEqual(new Set(ids));
     expect(stuck.received.length).toBeGreaterThan(0);
   });
 
@@ -178,13 +181,13 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     const ids = Array.from({ length: 10 }, (_, index) => BigInt(index + 1));
     for (const id of ids) await createPlant(service.url, token, { id, name: `plant ${id}` });
     const created = performance.now();
-    const events = await healthy.waitFor(ids.length, 5_000);
-    const slowestMs = Math.max(...events.map((event) => event.receivedAt - created));
+    await waitUntil(() => plantIds(healthy).size >= ids.length, 5_000, 25);
+    const slowestMs = Math.max(...healthy.received.map((event) => event.receivedAt - created));
     process.stdout.write(
       `fairness on ${engine}: ${stuck.received.length} attempts hanging at the stuck receiver (4 allowed), ` +
         `the other receiver got all ${ids.length} events, the last ${Math.round(slowestMs)} ms after the last create\n`,
     );
-    expect(new Set(events.map((event) => (parseJson(event.body) as { id: bigint }).id))).toEqual(new Set(ids));
+    expect(plantIds(healthy)).toEqual(new Set(ids));
     // The stuck receiver holds at most its share, whatever the number of its subscriptions.
     expect(stuck.received.length).toBeLessThanOrEqual(4);
   });
@@ -226,4 +229,9 @@ async function holdRequest(port: number, token: string): Promise<ClientRequest> 
   // Counted once the service has read its headers: a moment on loopback, given plenty here.
   await new Promise((resolve) => setTimeout(resolve, 250));
   return held;
+}
+
+/** The plant ids a receiver has been sent, each once however often it came. */
+function plantIds(hook: WebhookReceiver): Set<bigint> {
+  return new Set(hook.received.map((event) => (parseJson(event.body) as { id: bigint }).id));
 }
