@@ -34,25 +34,33 @@ export interface HttpCeiling extends StartedProcess {
 }
 
 /** The bare node:http server (see ceilings/http-ceiling.ts), listening. */
-export async function startHttpCeiling(options: CeilingOptions): Promise<HttpCeiling> {
-  const started = startCeiling('http-ceiling.ts', [], options);
-  try {
-    const ready = await nextMessage(started, isMessage<HttpCeilingReady>('ready'), 'the HTTP ceiling');
-    return { ...started, url: `http://127.0.0.1:${ready.port}` };
-  } catch (error) {
-    await started.stop();
-    throw error;
-  }
+export function startHttpCeiling(options: CeilingOptions): Promise<HttpCeiling> {
+  return startHttpServer('http-ceiling.ts', [], 'the HTTP ceiling', options);
 }
 
 /**
  * The reference (see ceilings/koa-reference.ts): the fixed stack alone, one statement a request,
  * on the PostgreSQL database at `url` with a pool of `poolSize` connections; listening.
  */
-export async function startKoaReference(url: string, poolSize: number, options: CeilingOptions): Promise<HttpCeiling> {
-  const started = startCeiling('koa-reference.ts', ['--url', url, '--pool-size', String(poolSize)], options);
+export function startKoaReference(url: string, poolSize: number, options: CeilingOptions): Promise<HttpCeiling> {
+  return startHttpServer(
+    'koa-reference.ts',
+    ['--url', url, '--pool-size', String(poolSize)],
+    'the Koa reference',
+    options,
+  );
+}
+
+/** A server process that answers the bench's requests (see serveForBench), once it listens. */
+async function startHttpServer(
+  script: string,
+  args: readonly string[],
+  name: string,
+  options: CeilingOptions,
+): Promise<HttpCeiling> {
+  const started = startCeiling(script, args, options);
   try {
-    const ready = await nextMessage(started, isMessage<HttpCeilingReady>('ready'), 'the Koa reference');
+    const ready = await nextMessage(started, isMessage<HttpCeilingReady>('ready'), name);
     return { ...started, url: `http://127.0.0.1:${ready.port}` };
   } catch (error) {
     await started.stop();

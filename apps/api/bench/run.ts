@@ -401,30 +401,32 @@ function createStorage(context: Context, engine: Engine): Promise<BenchStorage> 
 
 /** The requests of a scenario: a new id for every create and invalid body, a random read otherwise. */
 function createLoad(context: Context, url: string, token: string, scenario: ServiceScenario): HttpLoad {
+  const invalidBody = (): BenchRequest => ({
+    method: 'POST',
+    path: '/plants',
+    body: invalidPlantJson(benchPlant(context.nextId())),
+  });
+  const create = (): BenchRequest => ({
+    method: 'POST',
+    path: '/plants',
+    body: plantJson(benchPlant(context.nextId())),
+  });
+  const get = (): BenchRequest => ({ method: 'GET', path: `/plants/${randomReadId()}` });
   const requests: Record<ServiceScenario, () => BenchRequest> = {
-    'invalid-body': () => ({ method: 'POST', path: '/plants', body: invalidPlantJson(benchPlant(context.nextId())) }),
-    create: () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
-    'create-no-access-log': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
-    'create-traced': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
-    'invalid-body-traced': () => ({
-      method: 'POST',
-      path: '/plants',
-      body: invalidPlantJson(benchPlant(context.nextId())),
-    }),
-    get: () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
-    'get-no-access-log': () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
+    'invalid-body': invalidBody,
+    'invalid-body-traced': invalidBody,
+    'reference-invalid-body': invalidBody,
+    create,
+    'create-no-access-log': create,
+    'create-traced': create,
+    'reference-create': create,
+    get,
+    'get-no-access-log': get,
+    'reference-get': get,
     list: () => ({ method: 'GET', path: pagePath(randomPageQuery()) }),
-    'reference-invalid-body': () => ({
-      method: 'POST',
-      path: '/plants',
-      body: invalidPlantJson(benchPlant(context.nextId())),
-    }),
-    'reference-create': () => ({ method: 'POST', path: '/plants', body: plantJson(benchPlant(context.nextId())) }),
-    'reference-get': () => ({ method: 'GET', path: `/plants/${randomReadId()}` }),
   };
-  const invalid =
-    scenario === 'invalid-body' || scenario === 'invalid-body-traced' || scenario === 'reference-invalid-body';
-  return { url, token, nextRequest: requests[scenario], expectedStatus: invalid ? 400 : 200 };
+  const nextRequest = requests[scenario];
+  return { url, token, nextRequest, expectedStatus: nextRequest === invalidBody ? 400 : 200 };
 }
 
 async function measureHttpPoint(
