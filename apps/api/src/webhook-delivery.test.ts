@@ -42,7 +42,9 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
   }
 
   it('sends each new plant, signed, id exact, once; a replay sends nothing', async () => {
-    const { service, token } = await setUp();
+    // Attempts of 10 s, not 1 s: the receiver answers at once, and on a loaded machine an attempt
+    // on PGlite (which shares the service's thread) outlived 1 s and was sent again.
+    const { service, token } = await setUp({ WEBHOOKS_TIMEOUT_MS: '10000', WEBHOOKS_LEASE_MS: '30000' });
     const hook = await receiver();
     const subscription = await subscribe(service.url, token, hook.url);
     expect(subscription.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
