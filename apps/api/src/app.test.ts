@@ -18,6 +18,7 @@ const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
 const record: AuthenticatedToken = {
   id: '00000000-0000-0000-0000-000000000000',
   name: 'unit',
+  team: 'default',
   scopes: ['plants:read', 'plants:write', 'webhooks:manage', 'tokens:manage'],
   expiresAt: null,
   rateLimit: null,
@@ -37,12 +38,14 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
       id: WEBHOOK_ID,
       url: input.url,
       description: input.description ?? null,
+      team: input.team,
       createdAt: new Date(0),
       secret: 'whsec_dW5pdA==',
     }),
     listWebhooks: async () => [],
     deleteWebhook: async () => false,
     listDeliveries: async () => null,
+    listAuditEvents: async () => ({ events: [], hasMore: false }),
     resendDelivery: async () => null,
     issueToken: async () => {
       throw new Error('not used');

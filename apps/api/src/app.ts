@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Database } from '@plant-store/db';
+import { WEBHOOK_LIMIT } from '@plant-store/schema';
 import Koa from 'koa';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
@@ -9,6 +10,7 @@ import { handleErrors } from './middleware/handle-errors.js';
 import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
+import { auditHandlers } from './routes/audit.js';
 import { addDocsRoutes } from './routes/docs.js';
 import { addHealthRoutes } from './routes/health.js';
 import { addMetricsRoute } from './routes/metrics.js';
@@ -17,6 +19,7 @@ import { addOpenApiRoute } from './routes/openapi.js';
 import { plantHandlers } from './routes/plants.js';
 import { tokenHandlers } from './routes/tokens.js';
 import { webhookHandlers } from './routes/webhooks.js';
+import type { DelegationPolicy } from './tokens/delegation-policy.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { UrlPolicy } from './webhooks/url-policy.js';
 
@@ -39,6 +42,7 @@ export interface AppDependencies {
     | 'deleteWebhook'
     | 'listDeliveries'
     | 'resendDelivery'
+    | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;
   /** Access lines and request errors (500s) go here. Absent: no access lines (unit tests). */
@@ -53,6 +57,10 @@ export interface AppDependencies {
   readonly rateLimits?: TokenRateLimits;
   /** The limit on failed authentications per client address. Absent: none (unit tests). */
   readonly failedAuthentications?: Omit<FailedAuthenticationLimit, 'knows'>;
+  /** Proxies in front whose X-Forwarded-For entries name the client (see clientAddress). Default 0. */
+  readonly trustedProxyHops?: number;
+  /** Caps per team and what a team's token may grant. Absent: the default caps, no bounds on grants (unit tests). */
+  readonly teams?: TeamLimits;
   /** Webhook registration. Absent: the routes still serve, and accept public receivers only. */
   readonly webhooks?: { readonly urlPolicy: UrlPolicy };
 }
@@ -74,6 +82,19 @@ export function isClientGone(error: unknown, ctx: AppContext | undefined): boole
   return ctx === undefined || ctx.req.socket.destroyed || ctx.req.destroyed;
 }
 
+/** The walls between teams that the routes keep. */
+export interface TeamLimits {
+  readonly tokensPerTeam: number;
+  readonly webhooksPerTeam: number;
+  readonly delegation: DelegationPolicy;
+}
+
+const UNBOUNDED_TEAMS: TeamLimits = {
+  tokensPerTeam: 100,
+  webhooksPerTeam: WEBHOOK_LIMIT,
+  delegation: { maxLifetimeDays: null, maxRateLimit: null, defaultRateLimit: null },
+};
+
 /** Without a word from the configuration, webhooks go to public addresses only. */
 const PUBLIC_RECEIVERS_ONLY: UrlPolicy = { allowPrivateNetworks: false };
 
@@ -86,14 +107,21 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const router = new Router<AppState>({ sensitive: true, strict: true });
   addHealthRoutes(router, deps);
   const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
+  const teams = deps.teams ?? UNBOUNDED_TEAMS;
   mountOperations(
     router,
-    { ...plantHandlers(deps), ...webhookHandlers({ ...deps, urlPolicy }), ...tokenHandlers(deps) },
+    {
+      ...plantHandlers(deps),
+      ...webhookHandlers({ ...deps, urlPolicy, perTeamLimit: teams.webhooksPerTeam }),
+      ...tokenHandlers({ ...deps, delegation: teams.delegation, perTeamLimit: teams.tokensPerTeam }),
+      ...auditHandlers(deps),
+    },
     {
       auth: {
         authenticate: deps.db.authenticateToken,
         recordUse: deps.db.recordTokenUse,
         failures: deps.failedAuthentications && { ...deps.failedAuthentications, knows: deps.db.knowsToken },
+        trustedProxyHops: deps.trustedProxyHops,
       },
       bodyLimitBytes: deps.bodyLimitBytes,
       rateLimits: deps.rateLimits,

@@ -143,6 +143,29 @@ const EnvSchema = v.object({
     '20/60',
   ),
   TRUST_PROXY_HOPS: v.optional(integerVariable('TRUST_PROXY_HOPS', 0, 10), '0'),
+  // Teams (see docs/tokens.md#teams): caps per team, and what a team's tokens:manage token may grant.
+  TOKENS_PER_TEAM_LIMIT: v.optional(integerVariable('TOKENS_PER_TEAM_LIMIT', 1, 100_000), '100'),
+  WEBHOOKS_PER_TEAM_LIMIT: v.optional(integerVariable('WEBHOOKS_PER_TEAM_LIMIT', 1, 10_000), '100'),
+  TOKEN_MAX_LIFETIME_DAYS: v.optional(
+    v.union(
+      [v.literal('off'), integerVariable('TOKEN_MAX_LIFETIME_DAYS', 1, 36_500)],
+      'TOKEN_MAX_LIFETIME_DAYS must be off or an integer from 1 to 36500',
+    ),
+    '365',
+  ),
+  TOKEN_MAX_RATE_LIMIT: v.optional(
+    parsedVariable('TOKEN_MAX_RATE_LIMIT', (text) =>
+      text === 'off'
+        ? null
+        : parseRateLimitPolicy(text, {
+            requests: TOKEN_RATE_LIMIT_MAX_REQUESTS,
+            perSeconds: TOKEN_RATE_LIMIT_MAX_SECONDS,
+          }),
+    ),
+    '10000/10',
+  ),
+  // The audit log: days its events are kept (0: for ever).
+  AUDIT_RETENTION_DAYS: v.optional(integerVariable('AUDIT_RETENTION_DAYS', 0, 36_500), '365'),
   REDIS_KEY_PREFIX: v.optional(
     v.pipe(
       v.string(),
@@ -230,6 +253,9 @@ export interface Config {
   readonly metrics: 'off' | 'app' | { readonly port: number };
   readonly webhooks: WebhooksConfig;
   readonly tokens: TokensConfig;
+  readonly teams: TeamsConfig;
+  /** Audit events older than this many days are deleted; 0 keeps them. */
+  readonly auditRetentionDays: number;
   /** OpenTelemetry traces: on only when an OTLP endpoint is set (see TracingConfig). */
   readonly tracing: TracingConfig;
 }
@@ -278,6 +304,18 @@ export interface TokensConfig {
   readonly authFailureLimit: RateLimitPolicy | null;
   /** Proxies in front whose X-Forwarded-For entries name the client (0: the peer is the client). */
   readonly trustedProxyHops: number;
+}
+
+/** The walls between teams: caps per team, and what a team's token may grant another. */
+export interface TeamsConfig {
+  /** Most active tokens one team may hold (issued over HTTP). */
+  readonly tokensPerTeam: number;
+  /** Most webhook subscriptions one team may hold. */
+  readonly webhooksPerTeam: number;
+  /** The longest lifetime a team may grant a token, in days; null (`off`): any. */
+  readonly maxTokenLifetimeDays: number | null;
+  /** The largest rate limit a team may grant a token; null (`off`): any. */
+  readonly maxTokenRateLimit: RateLimitPolicy | null;
 }
 
 export class ConfigError extends Error {
@@ -352,6 +390,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       busyRequests: parsed.WEBHOOKS_BUSY_REQUESTS,
       busyConcurrency: parsed.WEBHOOKS_BUSY_CONCURRENCY,
     },
+    teams: {
+      tokensPerTeam: parsed.TOKENS_PER_TEAM_LIMIT,
+      webhooksPerTeam: parsed.WEBHOOKS_PER_TEAM_LIMIT,
+      maxTokenLifetimeDays: parsed.TOKEN_MAX_LIFETIME_DAYS === 'off' ? null : parsed.TOKEN_MAX_LIFETIME_DAYS,
+      maxTokenRateLimit: parsed.TOKEN_MAX_RATE_LIMIT,
+    },
+    auditRetentionDays: parsed.AUDIT_RETENTION_DAYS,
     tokens: {
       lastUsedFlushMs: parsed.TOKEN_LAST_USED_FLUSH_SECONDS * 1000,
       defaultRateLimit: parsed.TOKEN_RATE_LIMIT,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkedFetch, failOnContractViolations } from './test-support/checked-fetch.js';
 import { type ServiceProcess, startServiceProcess } from './test-support/service-process.js';
@@ -115,11 +115,13 @@ describe.skipIf(!testEngines().includes('postgres'))('database outage (own throw
     try {
       // A limit of its own far above the load: every request is counted, none is refused.
       token = (
-        await db.issueToken({
-          name: 'outage',
-          scopes: ['plants:read', 'plants:write'],
-          rateLimit: { requests: 1_000_000, perSeconds: 1 },
-        })
+        await db.issueToken(
+          testToken({
+            name: 'outage',
+            scopes: ['plants:read', 'plants:write'],
+            rateLimit: { requests: 1_000_000, perSeconds: 1 },
+          }),
+        )
       ).token;
     } finally {
       await db.close();

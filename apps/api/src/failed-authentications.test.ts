@@ -1,28 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVALID_TOKEN_MESSAGE } from './middleware/bearer-auth.js';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { expectError } from './test-support/expect-error.js';
 import { request, startTestService, type TestService } from './test-support/test-service.js';
+import { bogusToken, tokenLookups } from './test-support/token-lookups.js';
 
 failOnContractViolations();
-
-/** A well-formed token no one issued: `pst_` and 43 random base64url characters. */
-function bogusToken(): string {
-  return `pst_${randomBytes(32).toString('base64url')}`;
-}
-
-/** How many token lookups reached the database so far (the metric times only those). */
-async function lookups(service: TestService): Promise<number> {
-  const text = (await request(service.url, '/metrics')).text;
-  const line = text
-    .split('\n')
-    .find((candidate) =>
-      candidate.startsWith('db_call_duration_seconds_count{operation="authenticateToken",outcome="ok"} '),
-    );
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 const TOO_MANY = /^too many failed authentications from this address; retry after \d+ s$/;
 
@@ -45,7 +29,7 @@ describe.each(testEngines())('failed authentications per client address on %s', 
   it('answers 401 for the first failures, then 429 without a database lookup, however many tokens follow', async () => {
     const address = '203.0.113.10';
     for (let index = 0; index < 5; index++) expectError(await from(address, bogusToken()), 401, INVALID_TOKEN_MESSAGE);
-    const before = await lookups(service);
+    const before = await tokenLookups(service.url);
     for (let index = 0; index < 100; index++) {
       const refused = await from(address, bogusToken());
       expectError(refused, 429, TOO_MANY);
@@ -53,7 +37,7 @@ describe.each(testEngines())('failed authentications per client address on %s', 
       expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     }
     // Not one of the 100 reached the database.
-    expect(await lookups(service)).toBe(before);
+    expect(await tokenLookups(service.url)).toBe(before);
     // A malformed credential is refused the same way.
     expectError(await from(address, 'not-a-token!'), 429, TOO_MANY);
     expectError(
@@ -68,25 +52,37 @@ describe.each(testEngines())('failed authentications per client address on %s', 
     expect(JSON.parse(warnings[0] ?? '{}')).toMatchObject({ level: 'warn', clientAddress: address, failures: 5 });
   });
 
-  it('still serves the tokens this process has seen work from an address over its limit (a shared NAT)', async () => {
+  it('still serves every active token from an address over its limit (a shared NAT), one never used here included', async () => {
     const address = '203.0.113.20';
-    const { token } = await service.db.issueToken({ name: 'shared-nat-team', scopes: ['plants:read'] });
+    const { token } = await service.db.issueToken(testToken({ name: 'shared-nat-team', scopes: ['plants:read'] }));
     expect((await from(address, token)).status).toBe(200);
     for (let index = 0; index < 6; index++) await from(address, bogusToken());
     expect((await from(address, bogusToken())).status).toBe(429);
     expect((await from(address, token)).status).toBe(200);
-    // A token this process has not seen yet is refused from there until the window ends (the price
-    // of asking the database nothing for such an address); from elsewhere it works at once.
-    const fresh = (await service.db.issueToken({ name: 'new-team', scopes: ['plants:read'] })).token;
-    expectError(await from(address, fresh), 429, TOO_MANY);
-    expect((await from('203.0.113.21', fresh)).status).toBe(200);
+    // A token this process has never seen authenticate is known all the same: every process holds
+    // every active token, so a new team behind the same NAT works at once, with no lookup.
+    const fresh = (await service.db.issueToken(testToken({ name: 'new-team', scopes: ['plants:read'] }))).token;
+    const before = await tokenLookups(service.url);
+    expect((await from(address, fresh)).status).toBe(200);
+    expect(await tokenLookups(service.url)).toBe(before);
+  });
+
+  it('evicts only the revoked token, and nothing for a name no token has (a 404)', async () => {
+    const address = '203.0.113.25';
+    const { token } = await service.db.issueToken(testToken({ name: 'bystander-team', scopes: ['plants:read'] }));
+    await service.db.issueToken(testToken({ name: 'leaving-team', scopes: ['plants:read'] }));
+    for (let index = 0; index < 6; index++) await from(address, bogusToken());
+    expect((await from(address, bogusToken())).status).toBe(429);
+    await expect(service.db.revokeToken('no-such-team', { actor: TEST_ACTOR })).rejects.toThrow('no active token');
+    await service.db.revokeToken('leaving-team', { actor: TEST_ACTOR });
+    expect((await from(address, token)).status).toBe(200);
   });
 
   it('counts an expired or revoked token as a failure too', async () => {
     const address = '203.0.113.30';
-    const { token } = await service.db.issueToken({ name: 'revoked-team', scopes: ['plants:read'] });
+    const { token } = await service.db.issueToken(testToken({ name: 'revoked-team', scopes: ['plants:read'] }));
     expect((await from(address, token)).status).toBe(200);
-    await service.db.revokeToken('revoked-team');
+    await service.db.revokeToken('revoked-team', { actor: TEST_ACTOR });
     for (let index = 0; index < 5; index++) expectError(await from(address, token), 401, INVALID_TOKEN_MESSAGE);
     expect((await from(address, bogusToken())).status).toBe(429);
   });
@@ -102,7 +98,7 @@ describe('AUTH_FAILURE_LIMIT=off', () => {
         statuses.add((await request(service.url, '/plants', { token: bogusToken() })).status);
       }
       expect([...statuses]).toEqual([401]);
-      expect(await lookups(service)).toBeGreaterThanOrEqual(30);
+      expect(await tokenLookups(service.url)).toBeGreaterThanOrEqual(30);
     } finally {
       await service.close();
       await storage.dispose();

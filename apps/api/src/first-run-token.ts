@@ -1,5 +1,5 @@
-import type { Database } from '@plant-store/db';
-import { SCOPES } from '@plant-store/schema';
+import { commandLineActor, type Database } from '@plant-store/db';
+import { DEFAULT_TEAM, SCOPES } from '@plant-store/schema';
 
 export const FIRST_RUN_TOKEN_NAME = 'local-dev';
 
@@ -15,12 +15,18 @@ export async function issueFirstRunToken(
 ): Promise<boolean> {
   if (db.engine !== 'pglite' || options.production) return false;
   if ((await db.countTokens()) > 0) return false;
-  const { token } = await db.issueToken({ name: FIRST_RUN_TOKEN_NAME, scopes: SCOPES });
+  const { token } = await db.issueToken({
+    name: FIRST_RUN_TOKEN_NAME,
+    team: DEFAULT_TEAM,
+    scopes: SCOPES,
+    // Issued by the service itself at its first start, as the command line would.
+    actor: commandLineActor('first-run'),
+  });
   const rule = '='.repeat(72);
   options.print(
     [
       rule,
-      `First start on an empty embedded database: issued the bearer token "${FIRST_RUN_TOKEN_NAME}"`,
+      `First start on an empty embedded database: issued the bearer token "${FIRST_RUN_TOKEN_NAME}" (team "${DEFAULT_TEAM}")`,
       `with scopes ${SCOPES.join(' ')}. It is shown this once only; keep it:`,
       '',
       `  PLANT_STORE_TOKEN=${token}`,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
@@ -53,11 +53,13 @@ describe.each(testEngines())('per-token rate limits, in one process, on %s', (en
 
   const issue = async (name: string, rateLimit?: { requests: number; perSeconds: number }) =>
     (
-      await service.db.issueToken({
-        name,
-        scopes: ['plants:read', 'plants:write'],
-        ...(rateLimit ? { rateLimit } : {}),
-      })
+      await service.db.issueToken(
+        testToken({
+          name,
+          scopes: ['plants:read', 'plants:write'],
+          ...(rateLimit ? { rateLimit } : {}),
+        }),
+      )
     ).token;
 
   it('lets a token send the default limit per window, then answers 429 with Retry-After and the RateLimit fields', async () => {
@@ -111,13 +113,15 @@ describe('TOKEN_RATE_LIMIT=off', () => {
     const storage = await createTestStorage('pglite', { migrated: true });
     const service = await startTestService(storage, { TOKEN_RATE_LIMIT: 'off' });
     try {
-      const free = (await service.db.issueToken({ name: 'free', scopes: ['plants:read'] })).token;
+      const free = (await service.db.issueToken(testToken({ name: 'free', scopes: ['plants:read'] }))).token;
       const limited = (
-        await service.db.issueToken({
-          name: 'limited',
-          scopes: ['plants:read'],
-          rateLimit: { requests: 1, perSeconds: 60 },
-        })
+        await service.db.issueToken(
+          testToken({
+            name: 'limited',
+            scopes: ['plants:read'],
+            rateLimit: { requests: 1, perSeconds: 60 },
+          }),
+        )
       ).token;
       const unlimited = await request(service.url, '/plants', { token: free });
       expect(unlimited.headers.get('ratelimit')).toBeNull();
@@ -163,9 +167,12 @@ describe.skipIf(!testEngines().includes('postgres') || testRedisUrl() === undefi
       const [sharedA, sharedB, aloneA, aloneB] = await Promise.all(starting);
       const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
       const limit = { requests: 10, perSeconds: 60 };
-      const withRedis = (await db.issueToken({ name: 'replicated', scopes: ['plants:read'], rateLimit: limit })).token;
-      const withoutRedis = (await db.issueToken({ name: 'per-process', scopes: ['plants:read'], rateLimit: limit }))
-        .token;
+      const withRedis = (
+        await db.issueToken(testToken({ name: 'replicated', scopes: ['plants:read'], rateLimit: limit }))
+      ).token;
+      const withoutRedis = (
+        await db.issueToken(testToken({ name: 'per-process', scopes: ['plants:read'], rateLimit: limit }))
+      ).token;
       await db.close();
 
       /** 30 requests alternated between the two replicas: how many each accepted and refused. */
@@ -231,11 +238,13 @@ describe('Redis unreachable: each process limits alone (fail open to per-process
       TOKEN_RATE_LIMIT: 'off',
     });
     try {
-      const { token } = await service.db.issueToken({
-        name: 'unshared',
-        scopes: ['plants:read'],
-        rateLimit: { requests: 3, perSeconds: 60 },
-      });
+      const { token } = await service.db.issueToken(
+        testToken({
+          name: 'unshared',
+          scopes: ['plants:read'],
+          rateLimit: { requests: 3, perSeconds: 60 },
+        }),
+      );
       const answers = [];
       for (let index = 0; index < 4; index++) answers.push(await timed(service.url, token));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 429]);
@@ -274,11 +283,13 @@ describe('Redis unreachable: each process limits alone (fail open to per-process
     });
 
     const issue = async (name: string) => {
-      const { token, record } = await service.db.issueToken({
-        name,
-        scopes: ['plants:read'],
-        rateLimit: { requests: 3, perSeconds: 60 },
-      });
+      const { token, record } = await service.db.issueToken(
+        testToken({
+          name,
+          scopes: ['plants:read'],
+          rateLimit: { requests: 3, perSeconds: 60 },
+        }),
+      );
       return { token, key: `${prefix}:rate:3/60:${record.id}` };
     };
     const countIn = async (key: string) => {

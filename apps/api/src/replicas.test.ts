@@ -1,5 +1,5 @@
 import { openDatabase } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { stringifyJson } from '@plant-store/schema';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -111,11 +111,13 @@ describe.skipIf(!testEngines().includes('postgres'))('two replicas on one Postgr
     cleanups.push(() => db.close());
     expect(db.appliedMigrations).toEqual([]);
     // A limit of its own far above the storm: every request is counted, none is refused.
-    const { token } = await db.issueToken({
-      name: 'replicas',
-      scopes: ['plants:read', 'plants:write'],
-      rateLimit: { requests: 1_000_000, perSeconds: 1 },
-    });
+    const { token } = await db.issueToken(
+      testToken({
+        name: 'replicas',
+        scopes: ['plants:read', 'plants:write'],
+        rateLimit: { requests: 1_000_000, perSeconds: 1 },
+      }),
+    );
 
     // Per id: content 0 four times (twice through each replica) and contents 1 and 2 once each,
     // through one replica each; all six at once, in random order.

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { DataDirLockedError, openDatabase } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { serviceLifecycle } from './test-support/service-lifecycle.js';
@@ -17,7 +17,7 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
   it('keeps committed plants across a restart on the same storage', async () => {
     const where = await storage();
     const first = await start(where);
-    const { token } = await first.db.issueToken({ name: 'restart', scopes: ['plants:write'] });
+    const { token } = await first.db.issueToken(testToken({ name: 'restart', scopes: ['plants:write'] }));
     const body = '{"id": 9223372036854775807, "name": "Survivor", "tag": "hardy"}';
     expect((await request(first.url, '/plants', { body, token })).status).toBe(200);
     await first.close();
@@ -36,7 +36,7 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
 
   it('finishes an in-flight request before shutting down', async () => {
     const service = await start(await storage());
-    const { token } = await service.db.issueToken({ name: 'inflight', scopes: ['plants:write'] });
+    const { token } = await service.db.issueToken(testToken({ name: 'inflight', scopes: ['plants:write'] }));
     const body = '{"id": 7, "name": "Late"}';
     const { hostname, port } = new URL(service.url);
     const socket = connect(Number(port), hostname);

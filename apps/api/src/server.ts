@@ -12,15 +12,15 @@ import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.js';
 import { createTokenRateLimiter, type TokenRateLimiter } from './rate-limits/token-rate-limiter.js';
+import { type RetentionJob, startRetentionJob } from './retention/retention-job.js';
 import { METRICS_PATH } from './routes/metrics.js';
 import { startTracing } from './tracing/start-tracing.js';
 import type { Tracing } from './tracing/tracing.js';
 import type { TracingOn } from './tracing/tracing-config.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
-import { type RetentionJob, startRetentionJob } from './webhooks/retention-job.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** The webhook retention job: every 10 minutes, up to 20 batches of 500 rows of each kind. */
+/** The retention jobs (webhooks, the audit log): every 10 minutes, up to 20 batches of 500 rows of each kind. */
 const RETENTION_INTERVAL_MS = 10 * 60 * 1000;
 const RETENTION_BATCH_SIZE = 500;
 const RETENTION_MAX_BATCHES_PER_RUN = 20;
@@ -99,6 +99,8 @@ async function startServing(
     tokenUseFlushMs: config.tokens.lastUsedFlushMs,
     // The stamps are kept and written with the next flush: the database may just be away.
     onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
+    // The tokens loaded before keep working; revocations elsewhere wait for the next reload.
+    onTokenRefreshError: (error) => log.warn({ err: error }, 'could not reload the active tokens; retrying in 5 s'),
   });
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
@@ -118,17 +120,38 @@ async function startServing(
     });
   }
   // Retention runs where deliveries are sent: every replica that dispatches shares the work.
-  const retention =
+  const webhookRetention =
     dispatch && retentionDays > 0
       ? startRetentionJob({
-          db,
-          olderThanMs: retentionDays * DAY_MS,
+          name: 'webhook retention',
+          deleteBatch: async (batchSize) => {
+            const { deliveries, events } = await db.deleteOldWebhookData({
+              olderThanMs: retentionDays * DAY_MS,
+              batchSize,
+            });
+            return { deliveries, events };
+          },
           intervalMs: RETENTION_INTERVAL_MS,
           batchSize: RETENTION_BATCH_SIZE,
           maxBatchesPerRun: RETENTION_MAX_BATCHES_PER_RUN,
           log,
         })
       : undefined;
+  // The audit log's, on every replica (rows are shared SKIP LOCKED).
+  const auditRetention =
+    config.auditRetentionDays > 0
+      ? startRetentionJob({
+          name: 'audit log retention',
+          deleteBatch: async (batchSize) => ({
+            auditEvents: await db.deleteOldAuditEvents({ olderThanMs: config.auditRetentionDays * DAY_MS, batchSize }),
+          }),
+          intervalMs: RETENTION_INTERVAL_MS,
+          batchSize: RETENTION_BATCH_SIZE,
+          maxBatchesPerRun: RETENTION_MAX_BATCHES_PER_RUN,
+          log,
+        })
+      : undefined;
+  const retention = [webhookRetention, auditRetention].filter((job) => job !== undefined);
   const { authFailureLimit, trustedProxyHops } = config.tokens;
   const failedAuthentications =
     authFailureLimit === null
@@ -139,7 +162,6 @@ async function startServing(
             windowMs: authFailureLimit.perSeconds * 1000,
             maxAddresses: AUTH_FAILURE_MAX_ADDRESSES,
           }),
-          trustedProxyHops,
           // Once per address and window: which client is sending tokens that do not work.
           onBlocked: (address: string) =>
             log.warn(
@@ -160,6 +182,16 @@ async function startServing(
     log,
     rateLimits: { limiter: rateLimiter, defaultPolicy: config.tokens.defaultRateLimit },
     ...(failedAuthentications === undefined ? {} : { failedAuthentications }),
+    trustedProxyHops,
+    teams: {
+      tokensPerTeam: config.teams.tokensPerTeam,
+      webhooksPerTeam: config.teams.webhooksPerTeam,
+      delegation: {
+        maxLifetimeDays: config.teams.maxTokenLifetimeDays,
+        maxRateLimit: config.teams.maxTokenRateLimit,
+        defaultRateLimit: config.tokens.defaultRateLimit,
+      },
+    },
     webhooks: { urlPolicy: { allowPrivateNetworks: delivery.allowPrivateNetworks } },
     ...(metrics ? { metrics, serveMetrics: config.metrics === 'app' } : {}),
     ...(tracing ? { tracing } : {}),
@@ -206,7 +238,7 @@ async function startServing(
       listener?.closeAllConnections();
     }
     await dispatcher?.close();
-    await retention?.stop();
+    await Promise.all(retention.map((job) => job.stop()));
     await db.close();
     throw error;
   }
@@ -282,7 +314,7 @@ async function shutDown(
   server: Server,
   metricsServer: Server | undefined,
   dispatcher: WebhookDispatcher | undefined,
-  retention: RetentionJob | undefined,
+  retention: readonly RetentionJob[],
   db: Database,
   timeoutMs: number,
   log: Logger,
@@ -306,7 +338,7 @@ async function shutDown(
   }
   clearInterval(sweep);
   await dispatcherClosed;
-  await retention?.stop();
+  await Promise.all(retention.map((job) => job.stop()));
   await db.close();
   log.info('stopped');
 }

@@ -1,5 +1,5 @@
 import { openDatabase } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
@@ -31,7 +31,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
     let token: string | undefined;
     if (engine === 'postgres') {
       const db = await openDatabase({ url: where.databaseUrl, dataDir: where.dataDir });
-      token = (await db.issueToken({ name: 'crash', scopes: ['plants:write'] })).token;
+      token = (await db.issueToken(testToken({ name: 'crash', scopes: ['plants:write'] }))).token;
       await db.close();
     }
     const { child, url, exited } = await startServiceProcess(storageEnv(where), (output) => {
@@ -101,7 +101,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
 
     const listed = await collect(spawnApi(['token', 'list'], env));
     expect(listed.stdout).toMatch(
-      /^ci-bot\tplants:write\tcreated \S+\texpires never\tlast used never\tlimit default\tactive$/m,
+      /^ci-bot\tteam default\tplants:write\tcreated \S+\texpires never\tlast used never\tlimit default\tactive$/m,
     );
     expect(listed.stdout).not.toContain(token);
 

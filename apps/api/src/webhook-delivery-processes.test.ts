@@ -4,7 +4,7 @@
  * own beside webhook-delivery.test.ts: it spends its time waiting on processes, and runs beside it.
  */
 import { openDatabase } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { parseJson } from '@plant-store/schema';
 import { describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
@@ -25,7 +25,7 @@ describe.each(testEngines())('webhook delivery across crashes on %s', (engine) =
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     // A token issued before any service process holds the database (PGlite allows one).
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
-    const { token } = await db.issueToken({ name: 'crash', scopes: SCOPES });
+    const { token } = await db.issueToken(testToken({ name: 'crash', scopes: SCOPES }));
     await db.close();
     const hook = await startWebhookReceiver();
     cleanups.push(() => hook.close());
@@ -77,7 +77,7 @@ describe.skipIf(!testEngines().includes('postgres'))('webhook delivery from two 
     const env = { ...storageEnv(storage), ...FAST_WEBHOOKS, NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     cleanups.push(() => db.close());
-    const { token } = await db.issueToken({ name: 'replicas', scopes: SCOPES });
+    const { token } = await db.issueToken(testToken({ name: 'replicas', scopes: SCOPES }));
     const hook = await startWebhookReceiver();
     cleanups.push(() => hook.close());
     // The first attempt of every event fails, the second succeeds: two per event, no more.

@@ -4,7 +4,7 @@
  * with SIGKILL, or run as two replicas: webhook-delivery-processes.test.ts.
  */
 import { type ClientRequest, request as httpRequest } from 'node:http';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { parseJson } from '@plant-store/schema';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     const storage = await newStorage();
     const service: TestService = await startTestService(storage, { ...FAST_WEBHOOKS, ...env });
     cleanups.push(() => service.close());
-    const { token } = await service.db.issueToken({ name: 'webhooks', scopes: SCOPES });
+    const { token } = await service.db.issueToken(testToken({ name: 'webhooks', scopes: SCOPES }));
     return { service, token };
   }
 

@@ -1,6 +1,8 @@
 import type {
+  AuditEvent,
   CreatedToken,
   CreatedWebhook,
+  ListAuditEventsQueryInput,
   ListDeliveriesQueryInput,
   ListPlantsQueryInput,
   NewPlantInput,
@@ -20,6 +22,12 @@ import { deleteWebhook } from './delete-webhook.js';
 import { getPlant } from './get-plant.js';
 import { type IteratePlantsOptions, iteratePlants } from './iterate-plants.js';
 import { type IterateDeliveriesOptions, iterateWebhookDeliveries } from './iterate-webhook-deliveries.js';
+import {
+  type AuditEventsPage,
+  type IterateAuditEventsOptions,
+  iterateAuditEvents,
+  listAuditEvents,
+} from './list-audit-events.js';
 import { listPlants, type PlantsPage } from './list-plants.js';
 import { listTokens } from './list-tokens.js';
 import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
@@ -56,10 +64,11 @@ export interface PlantStoreClient {
    */
   deletePlant(id: bigint, options?: CallOptions): Promise<void>;
 
-  // Webhooks: every call needs a token with the `webhooks:manage` scope.
+  // Webhooks: every call needs a token with the `webhooks:manage` scope, and reaches its team's
+  // subscriptions only (every team's with `platform:admin`).
 
   /**
-   * `POST /webhooks`: registers a receiver; the answer's `secret` (shown this once only) verifies
+   * `POST /webhooks` (with `plants:read` too): registers a receiver for the token's team; the answer's `secret` (shown this once only) verifies
    * its signatures. Retried only on the service's own 503/429 Error: a retry after a lost answer
    * would register a second subscription.
    */
@@ -82,7 +91,8 @@ export interface PlantStoreClient {
   /** `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: the delivery, queued to be attempted again now. */
   resendWebhookDelivery(webhookId: string, deliveryId: bigint, options?: CallOptions): Promise<WebhookDelivery>;
 
-  // Tokens: every call needs a token with the `tokens:manage` scope.
+  // Tokens: every call needs a token with the `tokens:manage` scope, and reaches its team's tokens
+  // only (every team's with `platform:admin`).
 
   /**
    * `POST /tokens`: issues a token; the answer's `token` (shown this once only) is the bearer
@@ -94,6 +104,13 @@ export interface PlantStoreClient {
   listTokens(options?: CallOptions): Promise<Token[]>;
   /** `DELETE /tokens/{name}`: revokes it; a PlantStoreError with `error` 404 when no active token has the name. Retried as deletePlant. */
   revokeToken(name: string, options?: CallOptions): Promise<void>;
+
+  // The audit log: needs `tokens:manage`; the team's own (every team's with `platform:admin`).
+
+  /** `GET /audit-events`: one page, and the query of the next one (null on the last page). */
+  listAuditEvents(query?: ListAuditEventsQueryInput, options?: CallOptions): Promise<AuditEventsPage>;
+  /** Every event the token may read, oldest first, page after page, following `Link: rel="next"`. */
+  auditEvents(options?: IterateAuditEventsOptions): AsyncGenerator<AuditEvent, void, undefined>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -138,6 +155,8 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     createToken: (token, callOptions) => createToken(context, token, callOptions),
     listTokens: (callOptions) => listTokens(context, callOptions),
     revokeToken: (name, callOptions) => revokeToken(context, name, callOptions),
+    listAuditEvents: (query, callOptions) => listAuditEvents(context, query, callOptions),
+    auditEvents: (iterateOptions) => iterateAuditEvents(context, iterateOptions),
   };
 }
 

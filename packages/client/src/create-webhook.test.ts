@@ -11,7 +11,14 @@ describe('createWebhook', () => {
     const server = await startScriptedServer([json(201, webhookText({ url, description: 'ops', secret: SECRET }))]);
     const created = await createTestClient(server.url).createWebhook({ url, description: 'ops' });
 
-    expect(created).toStrictEqual({ id: WEBHOOK_ID, url, description: 'ops', createdAt: CREATED_AT, secret: SECRET });
+    expect(created).toStrictEqual({
+      id: WEBHOOK_ID,
+      url,
+      description: 'ops',
+      team: 'inventory',
+      createdAt: CREATED_AT,
+      secret: SECRET,
+    });
     const [request] = server.requests;
     expect(request?.method).toBe('POST');
     expect(request?.url).toBe('/webhooks');

@@ -1,8 +1,12 @@
 // The contract's types, re-exported so that callers need no second import; defined once, in @plant-store/schema.
 export type {
+  AuditActor,
+  AuditEvent,
   CreatedToken,
   CreatedWebhook,
   DeliveryStatus,
+  ListAuditEventsQuery,
+  ListAuditEventsQueryInput,
   ListDeliveriesQuery,
   ListDeliveriesQueryInput,
   ListPlantsQuery,
@@ -27,9 +31,10 @@ export {
 } from './create-plant-store-client.js';
 export type { IteratePlantsOptions } from './iterate-plants.js';
 export type { IterateDeliveriesOptions } from './iterate-webhook-deliveries.js';
+export type { AuditEventsPage, IterateAuditEventsOptions } from './list-audit-events.js';
 export type { PlantsPage } from './list-plants.js';
 export type { WebhookDeliveriesPage } from './list-webhook-deliveries.js';
-export type { NextDeliveriesQuery, NextPlantsQuery } from './next-page.js';
+export type { NextAuditEventsQuery, NextDeliveriesQuery, NextPlantsQuery } from './next-page.js';
 export {
   isPlantStoreError,
   PlantStoreError,

@@ -7,13 +7,13 @@ afterEach(closeScriptedServers);
 const CREATED_AT = '2026-11-23T10:48:07.123Z';
 const TOKEN = `pst_${'k'.repeat(43)}`;
 const LISTED =
-  `[{"name":"admin","scopes":["tokens:manage"],"createdAt":"${CREATED_AT}"},` +
-  `{"name":"ci","scopes":["plants:read"],"createdAt":"${CREATED_AT}","expiresAt":"2027-01-01T00:00:00.000Z",` +
+  `[{"name":"admin","team":"inventory","scopes":["tokens:manage"],"createdAt":"${CREATED_AT}"},` +
+  `{"name":"ci","team":"inventory","scopes":["plants:read"],"createdAt":"${CREATED_AT}","expiresAt":"2030-01-01T00:00:00.000Z",` +
   `"lastUsedAt":"2026-11-25T08:00:00.000Z","rateLimit":{"requests":600,"perSeconds":60}}]`;
 
 describe('createToken', () => {
   it('sends POST /tokens with the body written exactly and returns the record with the token', async () => {
-    const answer = `{"name":"ci","scopes":["plants:read"],"createdAt":"${CREATED_AT}","rateLimit":{"requests":600,"perSeconds":60},"token":"${TOKEN}"}`;
+    const answer = `{"name":"ci","team":"inventory","scopes":["plants:read"],"createdAt":"${CREATED_AT}","rateLimit":{"requests":600,"perSeconds":60},"token":"${TOKEN}"}`;
     const server = await startScriptedServer([json(201, answer)]);
     const created = await createTestClient(server.url).createToken({
       name: 'ci',
@@ -22,6 +22,7 @@ describe('createToken', () => {
     });
     expect(created).toStrictEqual({
       name: 'ci',
+      team: 'inventory',
       scopes: ['plants:read'],
       createdAt: CREATED_AT,
       rateLimit: { requests: 600, perSeconds: 60 },
@@ -38,7 +39,7 @@ describe('createToken', () => {
     // @ts-expect-error -- not a scope of the contract
     expect(await caught(client.createToken({ name: 'ci', scopes: ['plants:*'] }))).toMatchObject({
       kind: 'invalid-input',
-      message: 'each scope must be one of plants:read, plants:write, webhooks:manage, tokens:manage',
+      message: 'each scope must be one of plants:read, plants:write, webhooks:manage, tokens:manage, platform:admin',
     });
     const zero = client.createToken({ name: 'ci', scopes: ['plants:read'], rateLimit: { requests: 0, perSeconds: 1 } });
     expect(await caught(zero)).toMatchObject({ kind: 'invalid-input', error: 400 });
@@ -56,7 +57,7 @@ describe('createToken', () => {
   });
 
   it('retries the service’s own 429, after its Retry-After', async () => {
-    const answer = `{"name":"ci","scopes":["plants:read"],"createdAt":"${CREATED_AT}","token":"${TOKEN}"}`;
+    const answer = `{"name":"ci","team":"inventory","scopes":["plants:read"],"createdAt":"${CREATED_AT}","token":"${TOKEN}"}`;
     const server = await startScriptedServer([
       errorAnswer(429, 429, 'too many requests', { 'Retry-After': '0' }),
       json(201, answer),
@@ -73,12 +74,13 @@ describe('listTokens', () => {
     ]);
     const tokens = await createTestClient(server.url).listTokens();
     expect(tokens).toStrictEqual([
-      { name: 'admin', scopes: ['tokens:manage'], createdAt: CREATED_AT },
+      { name: 'admin', team: 'inventory', scopes: ['tokens:manage'], createdAt: CREATED_AT },
       {
         name: 'ci',
+        team: 'inventory',
         scopes: ['plants:read'],
         createdAt: CREATED_AT,
-        expiresAt: '2027-01-01T00:00:00.000Z',
+        expiresAt: '2030-01-01T00:00:00.000Z',
         lastUsedAt: '2026-11-25T08:00:00.000Z',
         rateLimit: { requests: 600, perSeconds: 60 },
       },

@@ -18,8 +18,14 @@ describe('listWebhooks', () => {
     const server = await startScriptedServer([json(200, body)]);
     const webhooks = await createTestClient(server.url).listWebhooks();
     expect(webhooks).toStrictEqual([
-      { id: WEBHOOK_ID, url: 'https://hooks.example.com/plants', description: 'ops', createdAt: CREATED_AT },
-      { id: OTHER_WEBHOOK_ID, url: 'https://hooks.example.com/plants', createdAt: CREATED_AT },
+      {
+        id: WEBHOOK_ID,
+        url: 'https://hooks.example.com/plants',
+        description: 'ops',
+        team: 'inventory',
+        createdAt: CREATED_AT,
+      },
+      { id: OTHER_WEBHOOK_ID, url: 'https://hooks.example.com/plants', team: 'inventory', createdAt: CREATED_AT },
     ]);
     expect(server.requests.map(({ method, url }) => `${method} ${url}`)).toEqual(['GET /webhooks']);
   });

@@ -1,4 +1,9 @@
-import { type ListDeliveriesQuery, type ListPlantsQuery, operations } from '@plant-store/schema';
+import {
+  type ListAuditEventsQuery,
+  type ListDeliveriesQuery,
+  type ListPlantsQuery,
+  operations,
+} from '@plant-store/schema';
 import LinkHeader from 'http-link-header';
 import * as v from 'valibot';
 import { PlantStoreError } from './plant-store-error.js';
@@ -7,6 +12,8 @@ import { PlantStoreError } from './plant-store-error.js';
 export type NextPlantsQuery = ListPlantsQuery & { readonly after: bigint };
 /** The query of the next page of deliveries: a ListDeliveriesQuery whose `after` is always set. */
 export type NextDeliveriesQuery = ListDeliveriesQuery & { readonly after: bigint };
+/** The query of the next page of audit events: a ListAuditEventsQuery whose `after` is always set. */
+export type NextAuditEventsQuery = ListAuditEventsQuery & { readonly after: bigint };
 
 /** Decimal integers as the service writes them in query strings. */
 const DECIMAL_INTEGER = /^-?[0-9]{1,20}$/;
@@ -43,6 +50,16 @@ export function readNextDeliveriesPage(
 ): NextDeliveriesQuery | null {
   const fields = { limit: 'number', after: 'bigint' } as const;
   return readNextQuery(operations.listWebhookDeliveries, linkHeader, requestUrl, requested, fields);
+}
+
+/** The next page named by a `GET /audit-events` answer's Link header, or null on the last page (as readNextPage). */
+export function readNextAuditEventsPage(
+  linkHeader: string | null,
+  requestUrl: URL,
+  requested: ListAuditEventsQuery,
+): NextAuditEventsQuery | null {
+  const fields = { limit: 'number', after: 'bigint' } as const;
+  return readNextQuery(operations.listAuditEvents, linkHeader, requestUrl, requested, fields);
 }
 
 /** The next page's query, checked: an `after` beyond the requested one, and the same filters (text fields). */

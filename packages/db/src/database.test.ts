@@ -6,12 +6,13 @@ import {
   DataDirLockedError,
   MigrationsPendingError,
   PlantConflictError,
+  TokenLimitError,
   TokenNameTakenError,
   TokenNotFoundError,
 } from './errors.js';
 import type { DatabaseOperation, TraceDatabaseCalls } from './observe.js';
 import { readPage } from './test-support/plant-pages.js';
-import { createTestStorage, type TestStorage, testEngines } from './testing.js';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testToken, testWebhook } from './testing.js';
 
 describe.each(testEngines())('repository on %s', (engine) => {
   let storage: TestStorage;
@@ -74,28 +75,57 @@ describe.each(testEngines())('repository on %s', (engine) => {
 
   describe('tokens', () => {
     it('issues a prefixed 256-bit token that authenticates until revoked', async () => {
-      const { token, record } = await db.issueToken({ name: 'alpha', scopes: ['plants:read', 'plants:write'] });
+      const { token, record } = await db.issueToken(
+        testToken({ name: 'alpha', scopes: ['plants:read', 'plants:write'] }),
+      );
       expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
       expect(record).toMatchObject({ name: 'alpha', scopes: ['plants:read', 'plants:write'], revokedAt: null });
-      const { id, name, scopes, expiresAt, rateLimit } = record;
-      expect(await db.authenticateToken(token)).toEqual({ id, name, scopes, expiresAt, rateLimit });
+      const { id, name, team, scopes, expiresAt, rateLimit } = record;
+      expect(team).toBe('default');
+      expect(await db.authenticateToken(token)).toEqual({ id, name, team, scopes, expiresAt, rateLimit });
       expect(await db.authenticateToken(`${token}x`)).toBeNull();
 
-      const revoked = await db.revokeToken('alpha');
+      const revoked = await db.revokeToken('alpha', { actor: TEST_ACTOR });
       expect(revoked.revokedAt).toBeInstanceOf(Date);
       expect(await db.authenticateToken(token)).toBeNull();
-      await expect(db.revokeToken('alpha')).rejects.toBeInstanceOf(TokenNotFoundError);
+      await expect(db.revokeToken('alpha', { actor: TEST_ACTOR })).rejects.toBeInstanceOf(TokenNotFoundError);
     });
 
-    it('refuses a second token with a taken name', async () => {
-      await db.issueToken({ name: 'beta', scopes: ['plants:read'] });
-      await expect(db.issueToken({ name: 'beta', scopes: ['plants:read'] })).rejects.toBeInstanceOf(
-        TokenNameTakenError,
+    it('refuses a second token with a taken name, in any case and from any team', async () => {
+      await db.issueToken(testToken({ name: 'beta', scopes: ['plants:read'] }));
+      for (const [name, team] of [
+        ['beta', 'default'],
+        ['BETA', 'default'],
+        ['Beta', 'other-team'],
+      ] as const) {
+        await expect(db.issueToken(testToken({ name, team, scopes: ['plants:read'] }))).rejects.toBeInstanceOf(
+          TokenNameTakenError,
+        );
+      }
+      expect((await db.listTokens()).filter((token) => token.name.toLowerCase() === 'beta')).toHaveLength(1);
+    });
+
+    it("lists and revokes one team's tokens apart from another's, and counts its cap per team", async () => {
+      await db.issueToken(testToken({ name: 'red-1', team: 'red', scopes: ['plants:read'], teamLimit: 2 }));
+      await db.issueToken(testToken({ name: 'red-2', team: 'red', scopes: ['plants:read'], teamLimit: 2 }));
+      await expect(
+        db.issueToken(testToken({ name: 'red-3', team: 'red', scopes: ['plants:read'], teamLimit: 2 })),
+      ).rejects.toBeInstanceOf(TokenLimitError);
+      // Another team's cap is its own.
+      await db.issueToken(testToken({ name: 'blue-1', team: 'blue', scopes: ['plants:read'], teamLimit: 2 }));
+      expect((await db.listTokens({ team: 'red' })).map((token) => token.name)).toEqual(['red-1', 'red-2']);
+      // Blue cannot revoke red's token: as if it did not exist.
+      await expect(db.revokeToken('red-1', { team: 'blue', actor: TEST_ACTOR })).rejects.toBeInstanceOf(
+        TokenNotFoundError,
       );
+      await db.revokeToken('red-1', { team: 'red', actor: TEST_ACTOR });
+      // A revoked token no longer counts against the cap.
+      await db.issueToken(testToken({ name: 'red-3', team: 'red', scopes: ['plants:read'], teamLimit: 2 }));
+      expect((await db.listTokens({ team: 'red' })).map((token) => token.name)).toEqual(['red-2', 'red-3']);
     });
 
     it('lists tokens without any secret', async () => {
-      const { token } = await db.issueToken({ name: 'gamma', scopes: ['plants:write'] });
+      const { token } = await db.issueToken(testToken({ name: 'gamma', scopes: ['plants:write'] }));
       const listed = await db.listTokens({ includeRevoked: true });
       expect(listed.map((record) => record.name)).toEqual(expect.arrayContaining(['alpha', 'gamma']));
       expect(JSON.stringify(listed)).not.toContain(token);
@@ -109,6 +139,7 @@ describe.each(testEngines())('repository on %s', (engine) => {
           'rateLimit',
           'revokedAt',
           'scopes',
+          'team',
         ]);
       expect(await db.countTokens()).toBe(listed.length);
       // Without revoked ones by default.
@@ -173,8 +204,8 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
   });
 
   it('deletes once, then the id is free to be created again with other content', async () => {
-    expect(await db.deletePlant(2n ** 53n + 2n)).toBe(true);
-    expect(await db.deletePlant(2n ** 53n + 2n)).toBe(false);
+    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toBe(true);
+    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toBe(false);
     expect(await db.findPlant(2n ** 53n + 2n)).toBeNull();
     expect(await db.createPlant({ id: 2n ** 53n + 2n, name: 'reborn' })).toEqual({
       plant: { id: 2n ** 53n + 2n, name: 'reborn' },
@@ -225,9 +256,11 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       // No subscription yet: no event, and no nudge.
       await db.createPlant({ id: 1n, name: 'Unannounced' });
       expect(nudges).toBe(0);
-      const webhook = await db.createWebhook({ url: 'https://receiver.example/hook', description: 'Shop' });
+      const webhook = await db.createWebhook(
+        testWebhook({ url: 'https://receiver.example/hook', description: 'Shop' }),
+      );
       expect(await db.listWebhooks()).toEqual([
-        { id: webhook.id, url: webhook.url, description: 'Shop', createdAt: webhook.createdAt },
+        { id: webhook.id, url: webhook.url, description: 'Shop', team: 'default', createdAt: webhook.createdAt },
       ]);
       await db.createPlant({ id: 2n ** 63n - 1n, name: 'Fern', tag: 'shade' });
       expect(nudges).toBe(1);
@@ -253,11 +286,13 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       expect(page?.deliveries.map((delivery) => [delivery.plantId, delivery.status, delivery.attempts.length])).toEqual(
         [[2n ** 63n - 1n, 'delivered', 1]],
       );
-      expect(await db.resendDelivery(webhook.id, claim.deliveryId)).toMatchObject({ status: 'pending' });
+      expect(await db.resendDelivery(webhook.id, claim.deliveryId, { actor: TEST_ACTOR })).toMatchObject({
+        status: 'pending',
+      });
       const [again] = await db.claimDeliveries(claimOptions);
       expect(again).toMatchObject({ deliveryId: claim.deliveryId, attemptNumber: 2 });
       if (again) await db.releaseClaim(again);
-      expect(await db.deleteWebhook(webhook.id)).toBe(true);
+      expect(await db.deleteWebhook(webhook.id, { actor: TEST_ACTOR })).toBe(true);
       expect(await db.listWebhooks()).toEqual([]);
       // Every webhook call is timed for the metrics, as the plant calls are.
       expect(new Set(operations)).toEqual(
@@ -300,13 +335,15 @@ describe.each(testEngines())('tracing hooks on %s', (engine) => {
     };
     const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir, trace });
     try {
-      const { token } = await db.issueToken({ name: 'traced', scopes: ['plants:read'] });
+      const { token } = await db.issueToken(testToken({ name: 'traced', scopes: ['plants:read'] }));
+      // The token directory answers a token it holds: no database call, nothing bracketed.
       expect(await db.authenticateToken(token)).not.toBeNull();
-      // The token cache answers this one: no database call, nothing bracketed.
-      expect(await db.authenticateToken(token)).not.toBeNull();
-      const webhook = await db.createWebhook({ url: 'https://receiver.example/hook' });
+      // One it does not hold is looked up once, then remembered as unknown for a while.
+      expect(await db.authenticateToken(`${token}x`)).toBeNull();
+      expect(await db.authenticateToken(`${token}x`)).toBeNull();
+      const webhook = await db.createWebhook(testWebhook({ url: 'https://receiver.example/hook' }));
       const traceParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-      await db.createPlant({ id: 1n, name: 'Traced' }, traceParent);
+      await db.createPlant({ id: 1n, name: 'Traced' }, { traceParent });
       await db.createPlant({ id: 2n, name: 'Untraced' });
       await expect(db.createPlant({ id: 1n, name: 'Conflict' })).rejects.toBeInstanceOf(PlantConflictError);
       expect(await db.findPlant(1n)).toMatchObject({ name: 'Traced' });

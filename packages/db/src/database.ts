@@ -5,6 +5,8 @@ import type { ListPlantsQuery, NewPlant, StoredPlant } from '@plant-store/schema
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { AuditActor, AuditEventPage } from './audit/audit-records.js';
+import { deleteOldAuditEvents, type ListAuditEventsQuery, listAuditEvents } from './audit/list-audit-events.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { type DataDirLockedError, MigrationsPendingError } from './errors.js';
 import { PrismaClient } from './generated/prisma/client.js';
@@ -24,17 +26,23 @@ import { createPlantWriter } from './plants/plant-writer.js';
 import { withPreparedStatements } from './prepared-statements.js';
 import { translateError } from './prisma-errors.js';
 import type { SqlRunner } from './sql-runner.js';
-import { authenticateToken } from './tokens/authenticate-token.js';
+import { authenticateToken, listActiveTokens } from './tokens/authenticate-token.js';
 import { type IssuedToken, type IssueTokenOptions, issueToken } from './tokens/issue-token.js';
-import { countTokens, type ListTokensOptions, listTokens, revokeToken } from './tokens/manage-tokens.js';
-import { createTokenCache } from './tokens/token-cache.js';
-import type { AuthenticatedToken, TokenRecord } from './tokens/token-record.js';
+import {
+  countTokens,
+  type ListTokensOptions,
+  listTokens,
+  type RevokeTokenOptions,
+  revokeToken,
+} from './tokens/manage-tokens.js';
+import { createTokenDirectory } from './tokens/token-directory.js';
+import { type AuthenticatedToken, authenticatedTokenOf, type TokenRecord } from './tokens/token-record.js';
 import { createTokenUseRecorder } from './tokens/token-use.js';
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
-import { createWebhook } from './webhooks/create-webhook.js';
+import { createWebhook, type NewWebhookInput } from './webhooks/create-webhook.js';
 import { type FanOutOptions, type FanOutResult, fanOutEvents, webhookReceivers } from './webhooks/fan-out-events.js';
 import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
-import { deleteWebhook, listWebhooks } from './webhooks/manage-webhooks.js';
+import { deleteWebhook, listWebhooks, type TeamScope } from './webhooks/manage-webhooks.js';
 import { createAttemptRecorder, releaseClaim } from './webhooks/record-attempt.js';
 import { deleteOldWebhookData, type RetentionOptions, type RetentionResult } from './webhooks/retention.js';
 import type {
@@ -86,6 +94,24 @@ export interface DatabaseOptions {
   readonly tokenUseFlushMs?: number;
   /** A write of those stamps failed (the database is away); they are kept and written next time. */
   readonly onTokenUseFlushError?: (error: unknown) => void;
+  /**
+   * How often every active token is loaded again (see createTokenDirectory): a token revoked by
+   * another process stops authenticating here within this long. Default 5 s.
+   */
+  readonly tokenRefreshMs?: number;
+  /** A reload of the active tokens failed (the database is away): those loaded before stay. */
+  readonly onTokenRefreshError?: (error: unknown) => void;
+}
+
+/** What a create knows besides the plant: its request's traceparent, and the team creating it. */
+export interface CreatePlantContext {
+  /**
+   * The W3C traceparent of the request creating it (when traced), stored as is with the plant's
+   * webhook event, so that its deliveries can be traced as that request's children.
+   */
+  readonly traceParent?: string | undefined;
+  /** The creating token's team, kept with the plant (not in its wire shape). */
+  readonly team?: string | undefined;
 }
 
 export type DatabaseEngine = 'postgres' | 'pglite';
@@ -95,45 +121,65 @@ export interface Database {
   readonly engine: DatabaseEngine;
   /** Migrations that opening this database applied (empty when it was up to date). */
   readonly appliedMigrations: readonly string[];
-  /**
-   * `traceParent`: the W3C traceparent of the request creating it (when traced), stored as is
-   * with the plant's webhook event, so that its deliveries can be traced as that request's
-   * children.
-   */
-  createPlant(plant: NewPlant, traceParent?: string): Promise<CreatePlantResult>;
+  createPlant(plant: NewPlant, context?: CreatePlantContext): Promise<CreatePlantResult>;
   findPlant(id: bigint): Promise<StoredPlant | null>;
   /** One page of plants in ascending id order (see listPlants). */
   listPlants(query: ListPlantsQuery): Promise<PlantPage>;
-  /** Deletes a plant; false when there was none. */
-  deletePlant(id: bigint): Promise<boolean>;
-  /** A new token; TokenNameTakenError when the name is or was taken. */
+  /** Deletes a plant, recording who did in the audit log; false when there was none. */
+  deletePlant(id: bigint, actor: AuditActor): Promise<boolean>;
+  /**
+   * A new token, recorded in the audit log; TokenNameTakenError when the name is or was taken
+   * (ignoring case), TokenLimitError past its team's cap.
+   */
   issueToken(options: IssueTokenOptions): Promise<IssuedToken>;
   /**
    * The token's record, or null when it is unknown or revoked; an expired token's record too
-   * (the caller judges `expiresAt`). Cached for 5 s: see createTokenCache.
+   * (the caller judges `expiresAt`). From the directory of active tokens: see createTokenDirectory.
    */
   authenticateToken(token: string): Promise<AuthenticatedToken | null>;
-  /** Whether this process has seen `token` authenticate: no query (see TokenCache.knows). */
+  /** Whether `token` is an active token this process knows: no query (see TokenDirectory.knows). */
   knowsToken(token: string): boolean;
   /** Notes that the token with this id authenticated a request; written in batches (tokenUseFlushMs). */
   recordTokenUse(id: string): void;
   /** Writes the stamps recordTokenUse collected now, rather than at the next interval. */
   flushTokenUse(): Promise<void>;
-  /** Tokens, oldest first: the active ones (expired ones included), or every one. */
+  /** Tokens, oldest first: the active ones (expired ones included), or every one; one team's or all. */
   listTokens(options?: ListTokensOptions): Promise<TokenRecord[]>;
-  /** Revokes the active token named `name`; TokenNotFoundError when there is none. */
-  revokeToken(name: string): Promise<TokenRecord>;
+  /**
+   * Revokes the active token named `name` (of `options.team`, when given), recorded in the audit
+   * log; TokenNotFoundError when there is none. Refused at once here, elsewhere within the
+   * directory's refresh.
+   */
+  revokeToken(name: string, options: RevokeTokenOptions): Promise<TokenRecord>;
   countTokens(): Promise<number>;
-  /** Registers a webhook subscription; WebhookLimitError past WEBHOOK_LIMIT (100) of them. */
-  createWebhook(input: { url: string; description?: string }): Promise<CreatedWebhook>;
-  /** Every subscription, in creation order (never secrets). */
-  listWebhooks(): Promise<WebhookRecord[]>;
-  /** Deletes a subscription and its deliveries; false when there was none (or `id` is no UUID). */
-  deleteWebhook(id: string): Promise<boolean>;
-  /** One page of a subscription's deliveries in ascending id order; null when it does not exist. */
-  listDeliveries(webhookId: string, query: { limit: number; after?: bigint }): Promise<DeliveryPage | null>;
-  /** Re-queues a delivery (any status) to be attempted now; null when that webhook has no such delivery. */
-  resendDelivery(webhookId: string, deliveryId: bigint): Promise<DeliveryRecord | null>;
+  /** Registers a webhook subscription for its team, recorded in the audit log; WebhookLimitError past the team's cap. */
+  createWebhook(input: NewWebhookInput): Promise<CreatedWebhook>;
+  /** The subscriptions of one team, or of every team, in creation order (never secrets). */
+  listWebhooks(scope?: TeamScope): Promise<WebhookRecord[]>;
+  /**
+   * Deletes a subscription (of `team`, when given) and its deliveries, recorded in the audit log;
+   * false when there was none (or `id` is no UUID).
+   */
+  deleteWebhook(id: string, options: TeamScope & { readonly actor: AuditActor }): Promise<boolean>;
+  /** One page of a subscription's deliveries in ascending id order; null when it does not exist (for `team`). */
+  listDeliveries(
+    webhookId: string,
+    query: { limit: number; after?: bigint },
+    scope?: TeamScope,
+  ): Promise<DeliveryPage | null>;
+  /**
+   * Re-queues a delivery (any status) to be attempted now, recorded in the audit log; null when
+   * that webhook (of `team`, when given) has no such delivery.
+   */
+  resendDelivery(
+    webhookId: string,
+    deliveryId: bigint,
+    options: TeamScope & { readonly actor: AuditActor },
+  ): Promise<DeliveryRecord | null>;
+  /** A page of the audit log, one team's or every team's (see listAuditEvents). */
+  listAuditEvents(query: ListAuditEventsQuery): Promise<AuditEventPage>;
+  /** One batch of the audit log's retention: events older than `olderThanMs` go; how many did. */
+  deleteOldAuditEvents(options: { readonly olderThanMs: number; readonly batchSize: number }): Promise<number>;
   /**
    * Writes the deliveries of one batch of webhook events not fanned out yet, one per
    * subscription (see fanOutEvents): the dispatcher's step before it claims.
@@ -182,7 +228,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   // the next query; without a listener its error would end the process.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-  return createDatabase(
+  return await createDatabase(
     'postgres',
     prisma,
     withPreparedStatements(pool),
@@ -208,7 +254,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     const applied = await migrateOrCheck({ kind: 'pglite', client: pglite }, options);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
-    return createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options, async () => {
+    return await createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options, async () => {
       await prisma.$disconnect();
       await client.close();
       await release();
@@ -279,23 +325,29 @@ const MAX_ATTEMPT_BATCH = 256;
  * not yet recorded, and its drain at shutdown.
  */
 const ATTEMPT_LINGER_MS = 20;
-/** How long a token lookup is reused: a revocation elsewhere takes effect within this. */
-const TOKEN_CACHE_TTL_MS = 5_000;
-const TOKEN_CACHE_MAX_ENTRIES = 10_000;
-/** "No such token" answers remembered, apart from the real tokens' (a bogus-token flood stays in here). */
-const TOKEN_CACHE_MAX_UNKNOWN_ENTRIES = 10_000;
+/** How often the active tokens are loaded again by default: a revocation elsewhere takes effect within this. */
+const TOKEN_REFRESH_MS = 5_000;
+/** How long a "no such token" answer is reused: a token issued elsewhere works here within this, at worst. */
+const TOKEN_UNKNOWN_TTL_MS = 5_000;
+/** "No such token" answers remembered, apart from the real tokens (a bogus-token flood stays in here). */
+const TOKEN_MAX_UNKNOWN_ENTRIES = 10_000;
 /** How often `last_used_at` stamps are written by default: the precision of a token's lastUsedAt. */
 const TOKEN_USE_FLUSH_MS = 60_000;
 
-function createDatabase(
+/**
+ * The repository over open connections, once every active token is loaded (see
+ * createTokenDirectory); the connections are closed again when that fails.
+ */
+async function createDatabase(
   engine: DatabaseEngine,
   prisma: PrismaClient,
   sql: SqlRunner,
   appliedMigrations: readonly string[],
   maxConcurrentWriteBatches: number,
-  { observe, trace, onWebhookEvents, tokenUseFlushMs, onTokenUseFlushError }: DatabaseOptions,
+  options: DatabaseOptions,
   closeConnections: () => Promise<void>,
-): Database {
+): Promise<Database> {
+  const { observe, trace, onWebhookEvents, tokenUseFlushMs, onTokenUseFlushError } = options;
   let closing: Promise<void> | undefined;
   const writer = createPlantWriter(sql, {
     maxBatchSize: MAX_WRITE_BATCH,
@@ -306,16 +358,26 @@ function createDatabase(
   });
   const reader = createPlantReader(sql, { maxBatchSize: MAX_READ_BATCH });
   const attempts = createAttemptRecorder(sql, { maxBatchSize: MAX_ATTEMPT_BATCH, lingerMs: ATTEMPT_LINGER_MS });
-  // Timed and traced inside the cache: the metric and the spans show the database's lookups, not
-  // the cache's answers.
+  // Timed and traced inside the directory: the metric and the spans show the database's lookups,
+  // not the directory's answers.
   const lookUpToken = observed(DATABASE_OPERATIONS.authenticateToken, { observe, trace }, (token: string) =>
     authenticateToken(sql, token),
   );
-  const tokens = createTokenCache(lookUpToken, {
-    ttlMs: TOKEN_CACHE_TTL_MS,
-    maxEntries: TOKEN_CACHE_MAX_ENTRIES,
-    maxNegativeEntries: TOKEN_CACHE_MAX_UNKNOWN_ENTRIES,
-  });
+  const tokens = createTokenDirectory(
+    { listActive: () => listActiveTokens(sql), lookUp: lookUpToken },
+    {
+      refreshMs: options.tokenRefreshMs ?? TOKEN_REFRESH_MS,
+      unknownTtlMs: TOKEN_UNKNOWN_TTL_MS,
+      maxUnknownEntries: TOKEN_MAX_UNKNOWN_ENTRIES,
+      ...(options.onTokenRefreshError === undefined ? {} : { onRefreshError: options.onTokenRefreshError }),
+    },
+  );
+  try {
+    await tokens.start();
+  } catch (error) {
+    await closeConnections().catch(() => {});
+    throw translateError(error);
+  }
   const tokenUse = createTokenUseRecorder(sql, {
     flushIntervalMs: tokenUseFlushMs ?? TOKEN_USE_FLUSH_MS,
     ...(onTokenUseFlushError === undefined ? {} : { onFlushError: onTokenUseFlushError }),
@@ -323,37 +385,37 @@ function createDatabase(
   return {
     engine,
     appliedMigrations,
-    createPlant: (plant, traceParent) => writer.create(plant, traceParent),
+    createPlant: (plant, context) =>
+      // A copy only when there is something to add: a plain create (the bench's) allocates nothing more.
+      writer.create(context === undefined ? plant : { ...plant, traceParent: context.traceParent, team: context.team }),
     findPlant: (id) => reader.find(id),
     listPlants: (query) => reader.list(query),
-    deletePlant: (id) => deletePlant(sql, id),
-    async issueToken(options) {
-      try {
-        return await issueToken(prisma, options);
-      } finally {
-        // A lookup of the new token before it existed may be remembered as "no such token".
-        tokens.forgetUnknown();
-      }
+    deletePlant: (id, actor) => deletePlant(sql, id, actor),
+    async issueToken(issue) {
+      const issued = await issueToken(prisma, issue);
+      // Known here at once (a lookup of it before it existed may be remembered as unknown).
+      tokens.issued(issued.token, authenticatedTokenOf(issued.record));
+      return issued;
     },
     authenticateToken: (token) => tokens.authenticate(token),
     knowsToken: (token) => tokens.knows(token),
     recordTokenUse: (id) => tokenUse.record(id),
     flushTokenUse: () => tokenUse.flush(),
-    listTokens: (options) => listTokens(prisma, options),
-    async revokeToken(name) {
-      try {
-        return await revokeToken(prisma, name);
-      } finally {
-        // Also after a failure: the revocation may have committed before it.
-        tokens.clear();
-      }
+    listTokens: (list) => listTokens(prisma, list),
+    async revokeToken(name, revoke) {
+      const record = await revokeToken(prisma, name, revoke);
+      // Only this token: every other token, and a name that named none (a 404), evict nothing.
+      tokens.revoked(record.id);
+      return record;
     },
     countTokens: () => countTokens(prisma),
     createWebhook: (input) => createWebhook(prisma, input),
-    listWebhooks: () => listWebhooks(prisma),
-    deleteWebhook: (id) => deleteWebhook(prisma, id),
-    listDeliveries: (webhookId, query) => listDeliveries(prisma, webhookId, query),
-    resendDelivery: (webhookId, deliveryId) => resendDelivery(prisma, webhookId, deliveryId),
+    listWebhooks: (scope) => listWebhooks(prisma, scope),
+    deleteWebhook: (id, remove) => deleteWebhook(prisma, id, remove),
+    listDeliveries: (webhookId, query, scope) => listDeliveries(prisma, webhookId, query, scope),
+    resendDelivery: (webhookId, deliveryId, resend) => resendDelivery(prisma, webhookId, deliveryId, resend),
+    listAuditEvents: (query) => listAuditEvents(sql, query),
+    deleteOldAuditEvents: (retention) => deleteOldAuditEvents(sql, retention),
     fanOutEvents: (options) => fanOutEvents(sql, options),
     webhookReceivers: () => webhookReceivers(sql),
     claimDeliveries: (options) => claimDeliveries(sql, options),
@@ -370,6 +432,7 @@ function createDatabase(
     close() {
       // Creates already queued or running are answered, and the last token-use stamps written,
       // before the connections go.
+      tokens.close();
       closing ??= writer
         .close()
         .then(() => tokenUse.close())
@@ -394,6 +457,8 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     deleteWebhook: observed(ops.deleteWebhook, instruments, db.deleteWebhook),
     listDeliveries: observed(ops.listDeliveries, instruments, db.listDeliveries),
     resendDelivery: observed(ops.resendDelivery, instruments, db.resendDelivery),
+    listAuditEvents: observed(ops.listAuditEvents, instruments, db.listAuditEvents),
+    deleteOldAuditEvents: observed(ops.deleteOldAuditEvents, instruments, db.deleteOldAuditEvents),
     fanOutEvents: observed(ops.fanOutEvents, instruments, db.fanOutEvents),
     webhookReceivers: observed(ops.webhookReceivers, instruments, db.webhookReceivers),
     claimDeliveries: observed(ops.claimDeliveries, instruments, db.claimDeliveries),

@@ -30,7 +30,9 @@ export class DataDirLockedError extends Error {
 export class TokenNameTakenError extends Error {
   override readonly name = 'TokenNameTakenError';
   constructor(readonly tokenName: string) {
-    super(`a token named "${tokenName}" already exists or existed (the names of revoked tokens are not reused)`);
+    super(
+      `a token named "${tokenName}" already exists or existed, ignoring case (the names of revoked tokens are not reused)`,
+    );
   }
 }
 
@@ -41,11 +43,18 @@ export class TokenNotFoundError extends Error {
   }
 }
 
-/** Creating another webhook subscription would pass the cap (WEBHOOK_LIMIT). */
+/** Creating another webhook subscription would pass its team's cap (WEBHOOK_LIMIT by default). */
 export class WebhookLimitError extends Error {
   override readonly name = 'WebhookLimitError';
-  constructor(readonly limit: number) {
-    super(`at most ${limit} webhooks may be registered; delete one first`);
+  constructor(
+    readonly limit: number,
+    readonly team?: string,
+  ) {
+    super(
+      team === undefined
+        ? `at most ${limit} webhooks may be registered; delete one first`
+        : `team "${team}" has ${limit} webhooks registered, its limit; delete one first`,
+    );
   }
 }
 
@@ -56,5 +65,16 @@ export class MigrationsPendingError extends Error {
     super(
       `the database schema is not up to date: ${pending.length} migration${pending.length === 1 ? ' is' : 's are'} not applied (${pending.join(', ')})`,
     );
+  }
+}
+
+/** Issuing another token would pass its team's cap on active tokens. */
+export class TokenLimitError extends Error {
+  override readonly name = 'TokenLimitError';
+  constructor(
+    readonly team: string,
+    readonly limit: number,
+  ) {
+    super(`team "${team}" holds ${limit} active tokens already, its limit; revoke one first`);
   }
 }

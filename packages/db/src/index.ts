@@ -1,4 +1,12 @@
 export {
+  type AuditActor,
+  type AuditEventPage,
+  type AuditEventRecord,
+  commandLineActor,
+} from './audit/audit-records.js';
+export type { ListAuditEventsQuery } from './audit/list-audit-events.js';
+export {
+  type CreatePlantContext,
   type Database,
   type DatabaseEngine,
   type DatabaseOptions,
@@ -11,6 +19,7 @@ export {
   DataDirLockedError,
   MigrationsPendingError,
   PlantConflictError,
+  TokenLimitError,
   TokenNameTakenError,
   TokenNotFoundError,
   WebhookLimitError,
@@ -25,12 +34,13 @@ export type {
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
-export type { ListTokensOptions } from './tokens/manage-tokens.js';
+export type { ListTokensOptions, RevokeTokenOptions } from './tokens/manage-tokens.js';
 export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
 export type { ClaimOptions } from './webhooks/claim-deliveries.js';
-export { WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
+export { type NewWebhookInput, WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
 export type { FanOutOptions, FanOutResult } from './webhooks/fan-out-events.js';
+export type { TeamScope } from './webhooks/manage-webhooks.js';
 export { receiverOrigin } from './webhooks/receiver-origin.js';
 export type { RetentionOptions, RetentionResult } from './webhooks/retention.js';
 export type {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { LIST_ALL_AUDIT_EVENTS_SQL, LIST_TEAM_AUDIT_EVENTS_SQL } from './audit/list-audit-events.js';
 import { DELETE_PLANT_SQL } from './plants/delete-plant.js';
 import { FIND_PLANT_SQL, FIND_PLANTS_SQL } from './plants/find-plant.js';
 import { INSERT_PLANTS_SQL } from './plants/insert-plants.js';
@@ -32,6 +33,8 @@ const PREPARED_STATEMENTS: ReadonlyMap<string, string> = new Map([
   [LIST_TAGGED_PLANTS_BATCH_SQL, 'plant_store_list_tagged_plants_batch'],
   [DELETE_PLANT_SQL, 'plant_store_delete_plant'],
   [AUTHENTICATE_TOKEN_SQL, 'plant_store_authenticate_token'],
+  [LIST_TEAM_AUDIT_EVENTS_SQL, 'plant_store_list_team_audit_events'],
+  [LIST_ALL_AUDIT_EVENTS_SQL, 'plant_store_list_all_audit_events'],
   [CLAIM_DELIVERIES_SQL, 'plant_store_claim_deliveries'],
   [FAN_OUT_EVENTS_SQL, 'plant_store_fan_out_events'],
   [RECORD_ATTEMPTS_SQL, 'plant_store_record_attempts'],

@@ -29,8 +29,16 @@ const CONNECTION_ERROR_CODES = new Set([
   '53200', // out_of_memory
 ]);
 
+/**
+ * Whether `error` is a unique constraint's refusal: Prisma's P2002 from a model query, or from a
+ * raw one (P2010) the driver adapter's error of kind UniqueConstraintViolation.
+ */
 export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === 'P2002') return true;
+  const adapterError = (error.meta as { driverAdapterError?: { cause?: { kind?: unknown } } } | undefined)
+    ?.driverAdapterError;
+  return error.code === 'P2010' && adapterError?.cause?.kind === 'UniqueConstraintViolation';
 }
 
 /**

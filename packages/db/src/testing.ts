@@ -4,7 +4,10 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { type AuditActor, commandLineActor } from './audit/audit-records.js';
 import { migrateDatabase } from './database.js';
+import type { IssueTokenOptions } from './tokens/issue-token.js';
+import { type NewWebhookInput, WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
 
 export type TestEngine = 'pglite' | 'postgres';
 
@@ -188,4 +191,25 @@ export async function withServerClient<T>(
   } finally {
     await client.end();
   }
+}
+
+/** The actor tests act as where the audit log needs one: the command line, as a user named `test`. */
+export const TEST_ACTOR: AuditActor = commandLineActor('test');
+
+/** The team of every token and subscription a test makes without naming one: the migration's default. */
+export const TEST_TEAM = 'default';
+
+/** What `issueToken` needs, for a test: the default team and the test actor unless given. */
+export function testToken(
+  options: Omit<IssueTokenOptions, 'team' | 'actor'> & Partial<Pick<IssueTokenOptions, 'team' | 'actor'>>,
+): IssueTokenOptions {
+  return { team: TEST_TEAM, actor: TEST_ACTOR, ...options };
+}
+
+/** What `createWebhook` needs, for a test: the default team, the default cap and the test actor unless given. */
+export function testWebhook(
+  input: Omit<NewWebhookInput, 'team' | 'teamLimit' | 'actor'> &
+    Partial<Pick<NewWebhookInput, 'team' | 'teamLimit' | 'actor'>>,
+): NewWebhookInput {
+  return { team: TEST_TEAM, teamLimit: WEBHOOK_LIMIT, actor: TEST_ACTOR, ...input };
 }

@@ -1,4 +1,19 @@
 export {
+  AUDIT_ACTIONS,
+  AUDIT_EVENTS_PAGE_DEFAULT_LIMIT,
+  AUDIT_EVENTS_PAGE_MAX_LIMIT,
+  type AuditAction,
+  type AuditActor,
+  AuditActorSchema,
+  type AuditEvent,
+  type AuditEventList,
+  AuditEventListSchema,
+  AuditEventSchema,
+  type ListAuditEventsQuery,
+  type ListAuditEventsQueryInput,
+  ListAuditEventsQuerySchema,
+} from './audit.js';
+export {
   BODY_ERROR_CODES,
   type BodyOf,
   CLIENT_FAULT_CODES,
@@ -46,9 +61,11 @@ export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
 export {
   type CreatedToken,
   CreatedTokenSchema,
+  DEFAULT_TEAM,
   type NewToken,
   type NewTokenInput,
   NewTokenSchema,
+  TeamNameSchema,
   TOKEN_NAME_MAX_LENGTH,
   TOKEN_NAME_PATTERN,
   TOKEN_RATE_LIMIT_MAX_REQUESTS,

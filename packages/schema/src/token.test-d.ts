@@ -3,9 +3,10 @@ import type { Scope } from './contract/scopes.js';
 import type { CreatedToken, NewToken, NewTokenInput, Token } from './token.js';
 
 describe('token types', () => {
-  it('NewToken is { name; scopes; expiresAt?; rateLimit? }, scopes typed as the known ones', () => {
+  it('NewToken is { name; team?; scopes; expiresAt?; rateLimit? }, scopes typed as the known ones', () => {
     expectTypeOf<NewToken>().toEqualTypeOf<{
       name: string;
+      team?: string;
       scopes: Scope[];
       expiresAt?: string;
       rateLimit?: { requests: number; perSeconds: number };
@@ -18,6 +19,7 @@ describe('token types', () => {
   it('Token has string dates and no secret; CreatedToken adds the token', () => {
     expectTypeOf<Token>().toEqualTypeOf<{
       name: string;
+      team: string;
       scopes: string[];
       createdAt: string;
       expiresAt?: string;

@@ -11,7 +11,8 @@ import {
 } from './token.js';
 
 const NAME_MESSAGE = 'name must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit';
-const SCOPE_MESSAGE = 'each scope must be one of plants:read, plants:write, webhooks:manage, tokens:manage';
+const SCOPE_MESSAGE =
+  'each scope must be one of plants:read, plants:write, webhooks:manage, tokens:manage, platform:admin';
 const TOKEN = `pst_${'A'.repeat(20)}_-${'z'.repeat(21)}`;
 
 /** The first refusal, as the service reports it (it parses with abortEarly). */
@@ -55,7 +56,7 @@ describe('NewTokenSchema', () => {
     [{ name: 'ci' }, 'scopes is required'],
     [
       { name: 'ci', scopes: 'plants:read' },
-      'scopes must be an array of scope names: plants:read, plants:write, webhooks:manage, tokens:manage',
+      'scopes must be an array of scope names: plants:read, plants:write, webhooks:manage, tokens:manage, platform:admin',
     ],
     [{ name: 'ci', scopes: [] }, 'scopes must name at least one scope'],
     [{ name: 'ci', scopes: ['plants:*'] }, SCOPE_MESSAGE],
@@ -96,9 +97,10 @@ describe('NewTokenSchema', () => {
 describe('TokenListSchema and CreatedTokenSchema', () => {
   it('read listings with optional dates and limits, scopes as any strings', () => {
     const listed = [
-      { name: 'a', scopes: ['plants:read', 'future:scope'], createdAt: '2026-11-23T10:48:07.123Z' },
+      { name: 'a', team: 'default', scopes: ['plants:read', 'future:scope'], createdAt: '2026-11-23T10:48:07.123Z' },
       {
         name: 'b',
+        team: 'inventory',
         scopes: ['tokens:manage'],
         createdAt: '2026-11-23T10:48:07.123Z',
         expiresAt: '2027-01-01T00:00:00.000Z',
@@ -110,7 +112,7 @@ describe('TokenListSchema and CreatedTokenSchema', () => {
   });
 
   it('requires the token in a created answer, in its exact form', () => {
-    const record = { name: 'a', scopes: ['plants:read'], createdAt: '2026-11-23T10:48:07.123Z' };
+    const record = { name: 'a', team: 'default', scopes: ['plants:read'], createdAt: '2026-11-23T10:48:07.123Z' };
     expect(v.parse(CreatedTokenSchema, { ...record, token: TOKEN })).toStrictEqual({ ...record, token: TOKEN });
     expect(firstMessage(CreatedTokenSchema, record)).toBe('token is required');
     expect(firstMessage(CreatedTokenSchema, { ...record, token: 'pst_short' })).toBe(

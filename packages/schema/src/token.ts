@@ -14,6 +14,9 @@ export const TOKEN_RATE_LIMIT_MAX_SECONDS = 86_400;
 
 const TOKEN_NAME = new RegExp(TOKEN_NAME_PATTERN);
 const NAME_MESSAGE = 'name must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit';
+const TEAM_MESSAGE = 'team must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit';
+/** The team of every token and subscription made before teams existed, and the command line's default. */
+export const DEFAULT_TEAM = 'default';
 const SCOPES_MESSAGE = `scopes must be an array of scope names: ${SCOPES.join(', ')}`;
 const SCOPE_MESSAGE = `each scope must be one of ${SCOPES.join(', ')}`;
 const TOKEN_MESSAGE = 'token must be pst_ followed by 43 base64url characters';
@@ -24,10 +27,21 @@ const TOKEN = new RegExp(TOKEN_PATTERN);
 export const TokenNameSchema = v.pipe(
   v.string((issue) => (issue.input === undefined ? 'name is required' : NAME_MESSAGE)),
   v.description(
-    'The name of the token: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit; unique among every token ever issued (a revoked name is not reused)',
+    'The name of the token: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit; unique, ignoring case, among every token ever issued (a revoked name is not reused)',
   ),
   v.metadata({ minLength: 1, maxLength: TOKEN_NAME_MAX_LENGTH, pattern: TOKEN_NAME_PATTERN }),
   v.check((text) => TOKEN_NAME.test(text), NAME_MESSAGE),
+);
+
+/**
+ * A team's name: the same rules as a token's name. Every token belongs to one, and sees and
+ * manages that team's tokens and subscriptions only (unless it holds platform:admin).
+ */
+export const TeamNameSchema = v.pipe(
+  v.string((issue) => (issue.input === undefined ? 'team is required' : TEAM_MESSAGE)),
+  v.description('The team: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+  v.metadata({ minLength: 1, maxLength: TOKEN_NAME_MAX_LENGTH, pattern: TOKEN_NAME_PATTERN }),
+  v.check((text) => TOKEN_NAME.test(text), TEAM_MESSAGE),
 );
 
 /** The scopes a new token carries: at least one, each known, none twice. */
@@ -70,12 +84,20 @@ const rateLimitEntry = {
 };
 
 /**
- * The body of `POST /tokens`: `{ name, scopes, expiresAt?, rateLimit? }`. Unknown keys are
+ * The body of `POST /tokens`: `{ name, team?, scopes, expiresAt?, rateLimit? }`. Unknown keys are
  * stripped. Whether `expiresAt` lies in the future is the service's check (it has the clock).
  */
 export const NewTokenSchema = v.object(
   {
     name: TokenNameSchema,
+    team: v.exactOptional(
+      v.pipe(
+        TeamNameSchema,
+        v.description(
+          "The team it belongs to; absent: the issuing token's team. Only a token with platform:admin may name another team",
+        ),
+      ),
+    ),
     scopes: TokenScopesSchema,
     expiresAt: v.exactOptional(
       timestampSchema(
@@ -98,6 +120,7 @@ export type NewTokenInput = v.InferInput<typeof NewTokenSchema>;
 export const TokenSchema = v.object(
   {
     name: TokenNameSchema,
+    team: v.pipe(TeamNameSchema, v.description('The team it belongs to')),
     scopes: v.pipe(
       v.array(v.string('each scope must be a string'), 'scopes must be an array'),
       v.description('What the token may do'),

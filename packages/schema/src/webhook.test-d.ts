@@ -22,11 +22,18 @@ describe('webhook types', () => {
   });
 
   it('Webhook has string dates and no secret; CreatedWebhook adds the secret', () => {
-    expectTypeOf<Webhook>().toEqualTypeOf<{ id: string; url: string; description?: string; createdAt: string }>();
+    expectTypeOf<Webhook>().toEqualTypeOf<{
+      id: string;
+      url: string;
+      description?: string;
+      team: string;
+      createdAt: string;
+    }>();
     expectTypeOf<CreatedWebhook>().toEqualTypeOf<{
       id: string;
       url: string;
       description?: string;
+      team: string;
       createdAt: string;
       secret: string;
     }>();

@@ -180,7 +180,7 @@ describe('NewWebhookSchema: description and the object', () => {
 });
 
 describe('WebhookSchema and CreatedWebhookSchema', () => {
-  const webhook = { id: ID, url: 'https://example.com/hook', createdAt: CREATED_AT };
+  const webhook = { id: ID, url: 'https://example.com/hook', team: 'inventory', createdAt: CREATED_AT };
 
   it('reads a listed webhook, description optional, and never keeps a secret', () => {
     expect(v.parse(WebhookSchema, webhook)).toStrictEqual(webhook);
@@ -219,6 +219,14 @@ describe('WebhookSchema and CreatedWebhookSchema', () => {
     ],
   ])('refuses %s', (_label, input, refusal) => {
     expect(refusalsFor(CreatedWebhookSchema, input)).toEqual([refusal]);
+  });
+
+  it('requires the owning team, named by the rules of token names', () => {
+    const { team: _team, ...withoutTeam } = webhook;
+    expect(refusalsFor(WebhookSchema, withoutTeam)).toEqual([{ path: 'team', message: 'team is required' }]);
+    expect(refusalsFor(WebhookSchema, { ...webhook, team: 'no spaces' })).toEqual([
+      { path: 'team', message: 'team must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit' },
+    ]);
   });
 
   it('reads a stored url as any string: a listing stays readable if the rules tighten', () => {

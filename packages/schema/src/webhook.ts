@@ -4,6 +4,7 @@ import { pageLimitSchema } from './list.js';
 import { type NewPlant, NewPlantSchema } from './plant.js';
 import { codePointLength, objectMessage, textSchema } from './text.js';
 import { timestampSchema } from './timestamp.js';
+import { TeamNameSchema } from './token.js';
 
 /**
  * The WHATWG URL parser, which every runtime this package runs in provides (Node, browsers,
@@ -20,7 +21,10 @@ export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 255;
 export const DELIVERIES_PAGE_DEFAULT_LIMIT = 20;
 /** The most deliveries one page may hold. */
 export const DELIVERIES_PAGE_MAX_LIMIT = 100;
-/** Most subscriptions at once: each receives every event, so each multiplies every create's writes. */
+/**
+ * Most subscriptions a team may hold at once, by default (the service's WEBHOOKS_PER_TEAM_LIMIT
+ * sets another): each receives every event, so each multiplies every create's writes.
+ */
 export const WEBHOOK_LIMIT = 100;
 
 const URL_LENGTH_MESSAGE = `url must be a string of at most ${WEBHOOK_URL_MAX_LENGTH} characters`;
@@ -98,7 +102,7 @@ export const WebhookIdSchema = v.pipe(
 );
 
 /**
- * A subscription as listed: `{ id, url, description?, createdAt }`, never its secret. `url` is
+ * A subscription as listed: `{ id, url, description?, team, createdAt }`, never its secret. `url` is
  * read back as any string (not re-judged): a stored URL stays readable if the rules tighten.
  */
 export const WebhookSchema = v.object(
@@ -110,6 +114,7 @@ export const WebhookSchema = v.object(
       v.metadata({ format: 'iri' }),
     ),
     ...descriptionEntry,
+    team: v.pipe(TeamNameSchema, v.description('The team that owns it: the team of the token that created it')),
     createdAt: timestampSchema('createdAt', 'When the subscription was created (RFC 3339)'),
   },
   objectMessage,

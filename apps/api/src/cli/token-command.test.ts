@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { openDatabase } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +7,7 @@ import { runTokenCommand, USAGE, UsageError } from './token-command.js';
 
 describe('USAGE', () => {
   it('names every scope and the default', () => {
-    expect(USAGE).toContain('Scopes: plants:read, plants:write, webhooks:manage, tokens:manage.');
+    expect(USAGE).toContain('Scopes: plants:read, plants:write, webhooks:manage, tokens:manage, platform:admin.');
     expect(USAGE).toContain('Without --scope a token gets plants:read and plants:write;');
   });
 });
@@ -45,7 +46,7 @@ describe.each(testEngines())('the token command on %s', (engine) => {
   it('grants plants:read and plants:write without --scope, never webhooks:manage', async () => {
     const lines = await run('create', '--name', 'default-scopes');
     expect(lines[0]).toBe(
-      'Issued token "default-scopes" with scopes plants:read plants:write. It is shown this once only:',
+      'Issued token "default-scopes" of team "default" with scopes plants:read plants:write. It is shown this once only:',
     );
     expect(lines[1]).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
     expect(await scopesOf('default-scopes')).toEqual(['plants:read', 'plants:write']);
@@ -73,7 +74,7 @@ describe.each(testEngines())('the token command on %s', (engine) => {
   it('refuses an unknown scope, naming the known ones, and issues nothing', async () => {
     await expect(run('create', '--name', 'admin', '--scope', 'webhooks:admin')).rejects.toThrow(
       new UsageError(
-        'unknown scope "webhooks:admin"; scopes are plants:read, plants:write, webhooks:manage, tokens:manage',
+        'unknown scope "webhooks:admin"; scopes are plants:read, plants:write, webhooks:manage, tokens:manage, platform:admin',
       ),
     );
     expect(await scopesOf('admin')).toBeUndefined();
@@ -92,7 +93,7 @@ describe.each(testEngines())('the token command on %s', (engine) => {
       '600/60',
     );
     expect(lines[0]).toBe(
-      'Issued token "limited" with scopes tokens:manage, expiring 2099-01-01T00:00:00.000Z, limited to 600 requests per 60 s. It is shown this once only:',
+      'Issued token "limited" of team "default" with scopes tokens:manage, expiring 2099-01-01T00:00:00.000Z, limited to 600 requests per 60 s. It is shown this once only:',
     );
     for (const [args, message] of [
       [['--expires-at', '2001-01-01T00:00:00Z'], 'expiresAt must be in the future'],
@@ -114,15 +115,43 @@ describe.each(testEngines())('the token command on %s', (engine) => {
     await run('revoke', 'to-revoke');
     const lines = await run('list');
     const columns = '\\tcreated \\S+\\texpires never\\tlast used never\\tlimit default';
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^hooks\\twebhooks:manage${columns}\\tactive$`)));
     expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^default-scopes\\tplants:read,plants:write${columns}\\tactive$`)),
+      expect.stringMatching(new RegExp(`^hooks\\tteam default\\twebhooks:manage${columns}\\tactive$`)),
     );
     expect(lines).toContainEqual(
       expect.stringMatching(
-        /^limited\ttokens:manage\tcreated \S+\texpires 2099-01-01T00:00:00.000Z\tlast used never\tlimit 600\/60s\tactive$/,
+        new RegExp(`^default-scopes\\tteam default\\tplants:read,plants:write${columns}\\tactive$`),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^limited\tteam default\ttokens:manage\tcreated \S+\texpires 2099-01-01T00:00:00.000Z\tlast used never\tlimit 600\/60s\tactive$/,
       ),
     );
     expect(lines).toContainEqual(expect.stringMatching(/^to-revoke\t.*\trevoked \S+$/));
+  });
+
+  it("issues a token for any team with --team, recorded in that team's audit log as the command line's OS user", async () => {
+    const lines = await run('create', '--name', 'shop-bot', '--team', 'shop.front-end', '--scope', 'plants:read');
+    expect(lines[0]).toBe(
+      'Issued token "shop-bot" of team "shop.front-end" with scopes plants:read. It is shown this once only:',
+    );
+    await expect(run('create', '--name', 'badly-teamed', '--team', 'two words')).rejects.toThrow(
+      new UsageError('--team: team must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+    );
+    expect(await scopesOf('badly-teamed')).toBeUndefined();
+    await run('revoke', 'shop-bot');
+    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
+    try {
+      const { events } = await db.listAuditEvents({ team: 'shop.front-end', limit: 10 });
+      expect(events.map((event) => [event.action, event.target, event.actor.kind, event.actor.team])).toEqual([
+        ['token.issued', 'shop-bot', 'cli', null],
+        ['token.revoked', 'shop-bot', 'cli', null],
+      ]);
+      expect(events[0]?.actor.name).toBe(userInfo().username);
+      expect(events[0]?.clientAddress).toBeNull();
+    } finally {
+      await db.close();
+    }
   });
 });

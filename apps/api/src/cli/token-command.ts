@@ -1,21 +1,26 @@
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type Database, openDatabase, type TokenRecord } from '@plant-store/db';
-import { isScope, NewTokenSchema, SCOPES, type Scope } from '@plant-store/schema';
+import { type AuditActor, commandLineActor, type Database, openDatabase, type TokenRecord } from '@plant-store/db';
+import { DEFAULT_TEAM, isScope, NewTokenSchema, SCOPES, type Scope, TeamNameSchema } from '@plant-store/schema';
 import * as v from 'valibot';
 import type { Config } from '../config.js';
 import { DEFAULT_TOKEN_SCOPES } from '../middleware/bearer-auth.js';
 import { toIssueOptions } from '../tokens/issue-options.js';
 
-export const USAGE = `Usage (in a checkout: pnpm run token ...):
-  plant-store token create --name NAME [--scope SCOPE ...] [--expires-at TIME] [--rate-limit N/SECONDS]
+export const USAGE = `Usage (in a checkout: pnpm run token ...; without pnpm: npx --yes pnpm@10.34.9 run token ...):
+  plant-store token create --name NAME [--team TEAM] [--scope SCOPE ...] [--expires-at TIME] [--rate-limit N/SECONDS]
                                      issue a token; prints it alone on the last line
-  plant-store token list             list tokens (never the tokens themselves)
-  plant-store token revoke NAME      revoke the active token NAME
+  plant-store token list             list every team's tokens (never the tokens themselves)
+  plant-store token revoke NAME      revoke the active token NAME, whatever its team
 
+The command line acts as the platform operator: it issues tokens for any team, with any scope,
+lifetime and limit, and the audit log records it with your OS user.
+--team: the team the token belongs to (default "${DEFAULT_TEAM}"); it sees and manages that team's tokens
+and webhooks only, unless it has platform:admin.
 Scopes: ${SCOPES.join(', ')}. Without --scope a token gets ${DEFAULT_TOKEN_SCOPES.join(' and ')};
 repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage. A token with
-tokens:manage issues, lists and revokes tokens over HTTP (POST /tokens, GET /tokens, DELETE /tokens/NAME).
---expires-at: an RFC 3339 time in the future (2027-01-01T00:00:00Z); without it, the token never expires.
+tokens:manage issues, lists and revokes its team's tokens over HTTP (POST /tokens, GET /tokens, DELETE /tokens/NAME).
+--expires-at: an RFC 3339 time in the future (2030-01-01T00:00:00Z); without it, the token never expires.
 --rate-limit: its own limit, e.g. 600/60 for 600 requests a minute; without it, TOKEN_RATE_LIMIT applies.
 
 Works on the configured database: DATABASE_URL, or the embedded one in DATA_DIR (stop the service first).`;
@@ -38,6 +43,7 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
         args: rest,
         options: {
           name: { type: 'string' },
+          team: { type: 'string' },
           scope: { type: 'string', multiple: true },
           'expires-at': { type: 'string' },
           'rate-limit': { type: 'string' },
@@ -63,8 +69,9 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
       if (!checked.success) throw new UsageError(checked.issues[0].message);
       const options = toIssueOptions(checked.output, Date.now());
       if ('refusal' in options) throw new UsageError(options.refusal);
+      const team = parseTeam(values.team ?? DEFAULT_TEAM);
       await withDatabase(config, async (db) => {
-        const { token, record } = await db.issueToken(options);
+        const { token, record } = await db.issueToken({ ...options, team, actor: osUserActor() });
         output.out(`Issued token ${describeToken(record)}. It is shown this once only:`);
         output.out(token);
       });
@@ -85,6 +92,7 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
           output.out(
             [
               token.name,
+              `team ${token.team}`,
               token.scopes.join(','),
               `created ${token.createdAt.toISOString()}`,
               `expires ${token.expiresAt?.toISOString() ?? 'never'}`,
@@ -102,7 +110,7 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
       const [name, ...extra] = positionals;
       if (name === undefined || extra.length > 0) throw new UsageError('revoke takes exactly one token name');
       await withDatabase(config, async (db) => {
-        const record = await db.revokeToken(name);
+        const record = await db.revokeToken(name, { actor: osUserActor() });
         output.out(`Revoked token "${record.name}".`);
       });
       return;
@@ -112,10 +120,10 @@ export async function runTokenCommand(argv: readonly string[], config: Config, o
   }
 }
 
-/** `"ci-bot" with scopes plants:read plants:write`, and its expiry and limit when it has them. */
+/** `"ci-bot" of team "default" with scopes plants:read plants:write`, and its expiry and limit when it has them. */
 function describeToken(record: TokenRecord): string {
   return [
-    `"${record.name}" with scopes ${record.scopes.join(' ')}`,
+    `"${record.name}" of team "${record.team}" with scopes ${record.scopes.join(' ')}`,
     ...(record.expiresAt === null ? [] : [`, expiring ${record.expiresAt.toISOString()}`]),
     ...(record.rateLimit === null
       ? []
@@ -128,6 +136,25 @@ function parseRateLimit(text: string): { requests: number; perSeconds: number } 
   const match = RATE_LIMIT.exec(text);
   if (!match) throw new UsageError('--rate-limit must be REQUESTS/SECONDS, e.g. 600/60');
   return { requests: Number(match[1]), perSeconds: Number(match[2]) };
+}
+
+/** `--team`, by the rules of token names. */
+function parseTeam(text: string): string {
+  const checked = v.safeParse(TeamNameSchema, text);
+  if (!checked.success) throw new UsageError(`--team: ${checked.issues[0].message}`);
+  return checked.output;
+}
+
+/** The command line, as the audit log names it: the OS user running it. */
+function osUserActor(): AuditActor {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for this uid (some containers): the environment's word, or the uid.
+    user = process.env.USER ?? process.env.LOGNAME ?? `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+  return commandLineActor(user);
 }
 
 /** The scopes named, each once, in the order first given. */

@@ -1,5 +1,6 @@
 import type { AuthenticatedToken } from '@plant-store/db';
 import type { DefaultContext, ParameterizedContext } from 'koa';
+import type { Caller } from './caller.js';
 
 /** Per-request data, set by middleware. */
 export interface AppState {
@@ -7,6 +8,8 @@ export interface AppState {
   requestId?: string;
   /** The authenticated bearer token (set by bearerAuth, also when it then lacks the scope). */
   token?: AuthenticatedToken;
+  /** Who sends the request, once its token carries the route's scopes (set by bearerAuth). */
+  caller?: Caller;
   /**
    * When set, failures caused by what the client sent answer this HTTP status whatever their
    * `error` code: the spec's rule for POST /plants, where every such failure is a 400.

@@ -1,5 +1,5 @@
 import type { Database } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { failOnContractViolations } from '../test-support/checked-fetch.js';
 import { expectError } from '../test-support/expect-error.js';
@@ -33,11 +33,13 @@ describe.each(testEngines())('bearer tokens: expiry and last use on %s', (engine
     (await db.listTokens()).find((token) => token.name === name)?.lastUsedAt ?? null;
 
   it('refuses an expired token at once, even while its record is cached, with invalid_token', async () => {
-    const { token } = await db.issueToken({
-      name: 'expiring',
-      scopes: ['plants:read'],
-      expiresAt: new Date(Date.now() + HOUR_MS),
-    });
+    const { token } = await db.issueToken(
+      testToken({
+        name: 'expiring',
+        scopes: ['plants:read'],
+        expiresAt: new Date(Date.now() + HOUR_MS),
+      }),
+    );
     expect((await request(url, '/plants', { token })).status).toBe(200);
     // An hour later by the wall clock, within the cache's 5 s by the monotonic one.
     vi.useFakeTimers({ now: Date.now() + HOUR_MS, toFake: ['Date'] });
@@ -49,12 +51,14 @@ describe.each(testEngines())('bearer tokens: expiry and last use on %s', (engine
   });
 
   it('stamps the last use of a token that authenticated (403 too), not of a refused one, in one write', async () => {
-    const used = await db.issueToken({ name: 'stamped', scopes: ['plants:read'] });
-    const expired = await db.issueToken({
-      name: 'stale',
-      scopes: ['plants:read'],
-      expiresAt: new Date(Date.now() + 60_000),
-    });
+    const used = await db.issueToken(testToken({ name: 'stamped', scopes: ['plants:read'] }));
+    const expired = await db.issueToken(
+      testToken({
+        name: 'stale',
+        scopes: ['plants:read'],
+        expiresAt: new Date(Date.now() + 60_000),
+      }),
+    );
     vi.useFakeTimers({ now: Date.parse('2031-01-01T00:00:00.000Z'), toFake: ['Date'] });
     expect((await request(url, '/plants', { token: used.token })).status).toBe(200);
     // A token without the scope still authenticated: its team is using the service.

@@ -5,6 +5,7 @@ import type { AuthFailureLimiter } from '../auth/auth-failure-limiter.js';
 import { clientAddress } from '../auth/client-address.js';
 import { ApiError } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
+import { PLATFORM_ADMIN_SCOPE } from '../http/caller.js';
 
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
@@ -38,16 +39,17 @@ export interface BearerAuthOptions {
   readonly recordUse?: (tokenId: string) => void;
   /** The limit on failed authentications per client address; absent: none (unit tests). */
   readonly failures?: FailedAuthenticationLimit | undefined;
+  /** Proxies in front of the service whose X-Forwarded-For entries are trusted (see clientAddress). Default 0. */
+  readonly trustedProxyHops?: number | undefined;
 }
 
 export interface FailedAuthenticationLimit {
   readonly limiter: AuthFailureLimiter;
-  /** Proxies in front of the service whose X-Forwarded-For entries are trusted (see clientAddress). */
-  readonly trustedProxyHops: number;
   /**
-   * Whether this process has seen `token` authenticate (no query): such a token is still looked
-   * up for an address over its limit, so that a shared address (NAT, a proxy) does not lock out
-   * the teams whose tokens work.
+   * Whether `token` is an active token this process knows (no query: every replica holds every
+   * active token, see the db package's token directory): such a token is still looked up for an
+   * address over its limit, so that a shared address (NAT, a proxy) does not lock out the teams
+   * whose tokens work.
    */
   readonly knows: (token: string) => boolean;
   /** An address has just used up its budget (once per window): a log line. */
@@ -72,14 +74,17 @@ function invalidToken(message: string): ApiError {
 }
 
 /**
- * Requires a valid bearer token carrying `scope` (RFC 6750). Runs before the body is read, so
- * an unauthenticated caller learns nothing about validation. Expiry is judged against the clock
- * on every request, cached records included: an expired token fails at once on every replica.
+ * Requires a valid bearer token carrying `scope`, and every scope of `alsoRequires` (RFC 6750).
+ * Runs before the body is read, so an unauthenticated caller learns nothing about validation.
+ * Expiry is judged against the clock on every request, cached records included: an expired token
+ * fails at once on every replica. Sets `ctx.state.caller` for the handler.
  */
 export function bearerAuth(
-  { authenticate, recordUse, failures }: BearerAuthOptions,
+  { authenticate, recordUse, failures, trustedProxyHops = 0 }: BearerAuthOptions,
   scope: Scope,
+  alsoRequires: readonly Scope[] = [],
 ): Middleware<AppState> {
+  const required = [scope, ...alsoRequires];
   return async (ctx, next) => {
     const header = ctx.req.headers.authorization ?? '';
     if (header === '') {
@@ -97,29 +102,44 @@ export function bearerAuth(
     const token = parseBearerToken(header);
     // An address over its failure budget gets no lookup (no query) for a token this process has not
     // seen authenticate: a flood of made-up tokens costs a hash and a map lookup each, not a query.
-    if (failures !== undefined) refuseOverLimit(ctx, failures, token);
+    if (failures !== undefined) refuseOverLimit(ctx, failures, trustedProxyHops, token);
     const record = token === null ? null : await authenticate(token);
     if (record === null || hasExpired(record, Date.now())) {
-      if (failures !== undefined) countFailure(ctx, failures);
+      if (failures !== undefined) countFailure(ctx, failures, trustedProxyHops);
       throw invalidToken(record === null ? INVALID_TOKEN_MESSAGE : EXPIRED_TOKEN_MESSAGE);
     }
     // Named in the access line and the metrics from here on, whatever the answer.
     ctx.state.token = record;
     recordUse?.(record.id);
-    if (!record.scopes.includes(scope)) {
-      throw new ApiError(ErrorCode.NotAllowed, missingScopeMessage(scope), {
-        headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
-      });
+    for (const needed of required) {
+      if (!record.scopes.includes(needed)) {
+        throw new ApiError(ErrorCode.NotAllowed, missingScopeMessage(needed), {
+          headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
+        });
+      }
     }
+    ctx.state.caller = {
+      token: record,
+      admin: record.scopes.includes(PLATFORM_ADMIN_SCOPE),
+      // Worked out when asked (an audited action), not on every request.
+      get clientAddress() {
+        return clientAddress(ctx, trustedProxyHops);
+      },
+    };
     await next();
   };
 }
 
 /** The 429 for an address over its failure budget, unless the token is one this process knows. */
-function refuseOverLimit(ctx: AppContext, failures: FailedAuthenticationLimit, token: string | null): void {
+function refuseOverLimit(
+  ctx: AppContext,
+  failures: FailedAuthenticationLimit,
+  trustedProxyHops: number,
+  token: string | null,
+): void {
   // Nothing remembered (the usual case): no address to work out.
   if (failures.limiter.size() === 0) return;
-  const blockedForMs = failures.limiter.blockedForMs(clientAddress(ctx, failures.trustedProxyHops));
+  const blockedForMs = failures.limiter.blockedForMs(clientAddress(ctx, trustedProxyHops));
   if (blockedForMs === 0 || (token !== null && failures.knows(token))) return;
   const retryAfter = Math.max(1, Math.ceil(blockedForMs / 1000));
   throw new ApiError(ErrorCode.TooManyRequests, tooManyFailuresMessage(retryAfter), {
@@ -127,7 +147,7 @@ function refuseOverLimit(ctx: AppContext, failures: FailedAuthenticationLimit, t
   });
 }
 
-function countFailure(ctx: AppContext, failures: FailedAuthenticationLimit): void {
-  const address = clientAddress(ctx, failures.trustedProxyHops);
+function countFailure(ctx: AppContext, failures: FailedAuthenticationLimit, trustedProxyHops: number): void {
+  const address = clientAddress(ctx, trustedProxyHops);
   if (failures.limiter.recordFailure(address)) failures.onBlocked?.(address);
 }

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthenticatedToken } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { createLogger } from '../logger.js';
@@ -66,7 +66,7 @@ describe.each(testEngines())('request ids and access lines on %s', (engine) => {
     storage = await createTestStorage(engine, { migrated: true });
     // trace: the most verbose level, where nothing secret may appear either.
     service = await startTestService(storage, { LOG_LEVEL: 'trace' });
-    token = (await service.db.issueToken({ name: 'logs', scopes: ['plants:read', 'plants:write'] })).token;
+    token = (await service.db.issueToken(testToken({ name: 'logs', scopes: ['plants:read', 'plants:write'] }))).token;
   });
   afterAll(async () => {
     await service?.close();
@@ -194,6 +194,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
     const record: AuthenticatedToken = {
       id: '00000000-0000-0000-0000-000000000000',
       name: 'unit',
+      team: 'default',
       scopes: ['plants:read'],
       expiresAt: null,
       rateLimit: null,
@@ -219,6 +220,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         deleteWebhook: async () => false,
         listDeliveries: async () => null,
         resendDelivery: async () => null,
+        listAuditEvents: async () => ({ events: [], hasMore: false }),
         issueToken: async () => {
           throw new Error('not used');
         },

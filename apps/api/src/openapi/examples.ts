@@ -1,9 +1,12 @@
-import { PlantConflictError, TokenNameTakenError, WebhookLimitError } from '@plant-store/db';
+import { PlantConflictError, TokenLimitError, TokenNameTakenError, WebhookLimitError } from '@plant-store/db';
 import {
+  AUDIT_EVENTS_PAGE_MAX_LIMIT,
+  type AuditEvent,
   type CreatedToken,
   type CreatedWebhook,
   DELIVERIES_PAGE_MAX_LIMIT,
   DeliveryIdSchema,
+  ListAuditEventsQuerySchema,
   ListDeliveriesQuerySchema,
   ListPlantsQuerySchema,
   type NewPlantInput,
@@ -28,9 +31,15 @@ import type * as v from 'valibot';
 import { plantNotFound } from '../routes/plants.js';
 import { tokenNotFound } from '../routes/tokens.js';
 import { deliveryNotFound, webhookNotFound } from '../routes/webhooks.js';
+import {
+  lifetimeMessage,
+  otherTeamMessage,
+  rateLimitMessage,
+  scopeNotHeldMessage,
+} from '../tokens/delegation-policy.js';
 import { EXPIRES_AT_IN_PAST_MESSAGE } from '../tokens/issue-options.js';
 import { describeStatus, describeTimeout } from '../webhooks/attempt-messages.js';
-import { validationMessage } from './openapi-parts.js';
+import { errorExample, validationMessage } from './openapi-parts.js';
 
 /**
  * The examples the OpenAPI document shows, typed by the operations they illustrate: an example
@@ -71,11 +80,13 @@ const EXAMPLE_WEBHOOK = {
   id: '6f1c2a8e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
   url: 'https://hooks.example.com/plant-store',
   description: 'Inventory sync',
+  team: 'inventory',
   createdAt: '2026-11-23T10:48:07.123Z',
 } satisfies Webhook;
 const EXAMPLE_UNDESCRIBED_WEBHOOK: Webhook = {
   id: '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10',
   url: 'https://ops.example.org/hooks/plants',
+  team: 'inventory',
   createdAt: '2026-11-24T08:00:00.000Z',
 };
 const EXAMPLE_CREATED: CreatedWebhook = {
@@ -110,6 +121,7 @@ const EXAMPLE_DELIVERED: WebhookDelivery = {
 
 const EXAMPLE_TOKEN = {
   name: 'inventory-sync',
+  team: 'inventory',
   scopes: ['plants:read', 'plants:write'],
   createdAt: '2026-11-23T10:48:07.123Z',
   expiresAt: '2027-11-23T00:00:00.000Z',
@@ -117,12 +129,34 @@ const EXAMPLE_TOKEN = {
   rateLimit: { requests: 600, perSeconds: 60 },
 } satisfies Token;
 const EXAMPLE_ADMIN_TOKEN: Token = {
-  name: 'platform-admin',
-  scopes: ['tokens:manage'],
+  name: 'inventory-admin',
+  team: 'inventory',
+  scopes: ['plants:read', 'plants:write', 'tokens:manage'],
   createdAt: '2026-11-20T09:00:00.000Z',
 };
+const EXAMPLE_AUDIT_EVENTS: AuditEvent[] = [
+  {
+    id: 1041n,
+    occurredAt: '2026-11-23T10:48:07.130Z',
+    team: 'inventory',
+    actor: { kind: 'token', name: 'inventory-admin', team: 'inventory' },
+    action: 'token.issued',
+    target: 'inventory-sync',
+    clientAddress: '203.0.113.7',
+    details: { scopes: ['plants:read', 'plants:write'], expiresAt: '2027-11-23T00:00:00.000Z' },
+  },
+  {
+    id: 1042n,
+    occurredAt: '2026-11-23T11:02:51.004Z',
+    team: 'inventory',
+    actor: { kind: 'cli', name: 'ops' },
+    action: 'token.revoked',
+    target: 'reporting',
+  },
+];
 const EXAMPLE_CREATED_TOKEN: CreatedToken = {
   name: EXAMPLE_TOKEN.name,
+  team: EXAMPLE_TOKEN.team,
   scopes: EXAMPLE_TOKEN.scopes,
   createdAt: EXAMPLE_TOKEN.createdAt,
   expiresAt: EXAMPLE_TOKEN.expiresAt,
@@ -204,7 +238,7 @@ export const OPERATION_EXAMPLES = {
         ],
         unresolvable: ['A name that does not resolve', 'url host hooks.invalid does not resolve'],
       },
-      409: { limit: ['Too many webhooks', new WebhookLimitError(WEBHOOK_LIMIT).message] },
+      409: { limit: ['Too many webhooks', new WebhookLimitError(WEBHOOK_LIMIT, EXAMPLE_WEBHOOK.team).message] },
     },
   },
   deleteWebhook: { errors: { 404: unknownWebhook } },
@@ -244,7 +278,10 @@ export const OPERATION_EXAMPLES = {
           tokenBody({ name: 'ci', scopes: ['plants:read'], rateLimit: { requests: 0, perSeconds: 60 } }),
         ],
       },
-      409: { taken: ['Name taken', new TokenNameTakenError(EXAMPLE_TOKEN.name).message] },
+      409: {
+        taken: ['Name taken', new TokenNameTakenError(EXAMPLE_TOKEN.name).message],
+        limit: ['Too many tokens', new TokenLimitError(EXAMPLE_TOKEN.team, 100).message],
+      },
     },
   },
   revokeToken: {
@@ -255,4 +292,25 @@ export const OPERATION_EXAMPLES = {
       },
     },
   },
+  listAuditEvents: {
+    success: { page: EXAMPLE_AUDIT_EVENTS },
+    errors: { 400: pageQueryRefused(ListAuditEventsQuerySchema, AUDIT_EVENTS_PAGE_MAX_LIMIT) },
+  },
 } satisfies { readonly [TId in OperationId]: OperationExamples<Operations[TId]> };
+
+/**
+ * The 403s an operation answers besides a missing scope (its `forbiddenWhen`), as examples of
+ * the 403 response: the service's own messages.
+ */
+export const FORBIDDEN_EXAMPLES: Partial<Record<OperationId, Record<string, ReturnType<typeof errorExample>>>> = {
+  createToken: {
+    scopeNotHeld: errorExample(403, scopeNotHeldMessage(['webhooks:manage']), 'A scope the token does not hold'),
+    otherTeam: errorExample(403, otherTeamMessage('inventory'), 'Another team, without platform:admin'),
+    lifetime: errorExample(403, lifetimeMessage(365, true), 'Longer than the platform allows'),
+    rateLimit: errorExample(
+      403,
+      rateLimitMessage({ requests: 1_000_000, perSeconds: 1 }, { requests: 10_000, perSeconds: 10 }),
+      'A larger rate limit than the platform allows',
+    ),
+  },
+};

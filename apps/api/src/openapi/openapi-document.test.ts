@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createTestStorage, type TestStorage } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testToken } from '@plant-store/db/testing';
 import { stringifyJson } from '@plant-store/schema';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -114,6 +114,7 @@ describe('the OpenAPI document', () => {
       'DELETE /plants/{id}',
       'DELETE /tokens/{name}',
       'DELETE /webhooks/{id}',
+      'GET /audit-events',
       'GET /docs',
       'GET /healthz',
       'GET /metrics',
@@ -137,10 +138,16 @@ describe('the OpenAPI document', () => {
         expect(Object.keys(operation.responses as Json)).toEqual(
           expect.arrayContaining(['400', '401', '403', '500', '503']),
         );
-      } else if (path.startsWith('/webhooks') || path.startsWith('/tokens')) {
+      } else if (path.startsWith('/webhooks') || path.startsWith('/tokens') || path === '/audit-events') {
         const scope = path.startsWith('/webhooks') ? 'webhooks:manage' : 'tokens:manage';
-        expect(security).toEqual([{ bearerAuth: [scope] }]);
-        expect(operation.description).toContain(`Requires the \`${scope}\` scope.`);
+        // Subscribing needs plants:read too: the events carry plants.
+        if (operation.operationId === 'createWebhook') {
+          expect(security).toEqual([{ bearerAuth: [scope, 'plants:read'] }]);
+          expect(operation.description).toContain('Requires the `webhooks:manage` and `plants:read` scopes.');
+        } else {
+          expect(security).toEqual([{ bearerAuth: [scope] }]);
+          expect(operation.description).toContain(`Requires the \`${scope}\` scope.`);
+        }
         expect(Object.keys(operation.responses as Json)).toEqual(expect.arrayContaining(['401', '403', '500', '503']));
         expect(resolve(served.document, (operation.responses as Record<string, Json>)['403'] as Json)).toMatchObject({
           content: {
@@ -276,7 +283,9 @@ describe('the OpenAPI document', () => {
 
     it("answers the sample's operations with responses its document accepts", async () => {
       const sample = await loadContract(upstreamSample);
-      const token = (await service.db.issueToken({ name: 'sample', scopes: ['plants:read', 'plants:write'] })).token;
+      const token = (
+        await service.db.issueToken(testToken({ name: 'sample', scopes: ['plants:read', 'plants:write'] }))
+      ).token;
       const exchanges: Array<[string, string, string | undefined]> = [
         ['POST', '/plants', '{"id": 9007199254740993, "name": "Monstera", "tag": "aroid"}'],
         ['POST', '/plants', '{"id": 9007199254740993, "name": "Other"}'],
@@ -303,7 +312,7 @@ describe('the OpenAPI document', () => {
     });
     const json = { 'content-type': 'application/json; charset=utf-8' };
     const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
-    const webhook = `{"id":"${WEBHOOK_ID}","url":"https://8.8.8.8/hook","createdAt":"2026-11-23T10:48:07.123Z"}`;
+    const webhook = `{"id":"${WEBHOOK_ID}","url":"https://8.8.8.8/hook","team":"default","createdAt":"2026-11-23T10:48:07.123Z"}`;
     const check = (
       method: string,
       path: string,

@@ -29,13 +29,33 @@ export function errorContent(codes: readonly ErrorCode[], examples: Record<strin
   return { [JSON_TYPE]: { schema, examples } };
 }
 
-/** The 403 of an operation that needs `scope`. */
-export function forbidden(scope: string) {
+/**
+ * The 403 of an operation that needs `scope` (and `alsoRequires`). One that also refuses for
+ * other reasons (`forbiddenWhen`) sends the bearer challenge only for a missing scope: its other
+ * refusals are no authentication matter. `examples`: those refusals' messages.
+ */
+export function forbidden(
+  scope: string,
+  alsoRequires: readonly string[] = [],
+  forbiddenWhen?: string,
+  examples: Record<string, ReturnType<typeof errorExample>> = {},
+) {
+  const scopes = [scope, ...alsoRequires].map((name) => `\`${name}\``);
+  const lacks = scopes.length === 1 ? `the ${scopes[0]} scope` : `the ${scopes.join(' or ')} scope`;
+  const challenge =
+    forbiddenWhen === undefined
+      ? ref('headers/WWW-Authenticate')
+      : {
+          description: 'RFC 6750 bearer challenge with `error="insufficient_scope"`, when a scope is missing.',
+          required: false,
+          schema: { type: 'string' },
+        };
   return {
-    description: `The token lacks the \`${scope}\` scope. \`error\` is 403.`,
-    headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
+    description: `The token lacks ${lacks}${forbiddenWhen === undefined ? '' : `, ${forbiddenWhen}`}. \`error\` is 403.`,
+    headers: { 'WWW-Authenticate': challenge },
     content: errorContent([ErrorCode.NotAllowed], {
       scope: errorExample(ErrorCode.NotAllowed, missingScopeMessage(scope), 'Missing scope'),
+      ...examples,
     }),
   };
 }

@@ -9,7 +9,7 @@ import {
   type ParameterName,
 } from '@plant-store/schema';
 import { bodyTooLargeMessage, NOT_JSON_MESSAGE } from '../middleware/json-body.js';
-import { type ErrorExample, OPERATION_EXAMPLES, PARAMETER_EXAMPLES } from './examples.js';
+import { type ErrorExample, FORBIDDEN_EXAMPLES, OPERATION_EXAMPLES, PARAMETER_EXAMPLES } from './examples.js';
 import { jsonSchemaOf } from './json-schemas.js';
 import { errorContent, errorExample, forbidden, JSON_TYPE, ref } from './openapi-parts.js';
 
@@ -49,6 +49,8 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
   const paths: Record<string, Json> = {};
   for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
     const { body, scope } = operation;
+    const alsoRequires = operation.alsoRequires ?? [];
+    const scopes = [scope, ...alsoRequires];
     const names = operation.parameters ?? [];
     const inPath = names.filter((name) => operationParameters[name].in === 'path');
     const inQuery = names.filter((name) => !inPath.includes(name));
@@ -63,9 +65,11 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
       description: [
         operation.description,
         ...(body ? [`Body: ${bodyLimits(bodyLimitBytes)}; unknown fields are ignored.`] : []),
-        `Requires the \`${scope}\` scope.`,
+        scopes.length === 1
+          ? `Requires the \`${scope}\` scope.`
+          : `Requires the ${scopes.map((name) => `\`${name}\``).join(' and ')} scopes.`,
       ].join(' '),
-      security: [{ bearerAuth: [scope] }],
+      security: [{ bearerAuth: scopes }],
       ...(inQuery.length > 0 ? { parameters: inQuery.map(parameterRef) } : {}),
       ...(body
         ? {
@@ -85,7 +89,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
         ...errorResponses(operation, examples.errors, bodyLimitBytes),
         // COMMON_ERROR_CODES
         401: ref('responses/Unauthorized'),
-        403: forbidden(scope),
+        403: forbidden(scope, alsoRequires, operation.forbiddenWhen, FORBIDDEN_EXAMPLES[id]),
         429: ref('responses/TooManyRequests'),
         500: ref('responses/InternalError'),
         503: ref('responses/DatabaseUnavailable'),

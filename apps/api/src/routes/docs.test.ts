@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { createTestStorage, type TestStorage } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testToken } from '@plant-store/db/testing';
 import { ErrorSchema } from '@plant-store/schema';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import * as v from 'valibot';
@@ -195,7 +195,9 @@ describe.skipIf(SKIP_BROWSER)(
     });
 
     it('sends "Try it out" to the service itself, with the token given to Authorize', async () => {
-      const { token } = await service.db.issueToken({ name: 'docs page', scopes: ['plants:read', 'plants:write'] });
+      const { token } = await service.db.issueToken(
+        testToken({ name: 'docs page', scopes: ['plants:read', 'plants:write'] }),
+      );
       await page.locator('.auth-wrapper .authorize').click();
       const dialog = page.locator('.dialog-ux');
       await dialog.locator('input').fill(token);

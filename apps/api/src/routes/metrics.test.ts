@@ -1,4 +1,4 @@
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceMetrics } from '../metrics/service-metrics.js';
 import { failOnContractViolations } from '../test-support/checked-fetch.js';
@@ -63,7 +63,8 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
   beforeAll(async () => {
     storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
-    token = (await service.db.issueToken({ name: 'metrics', scopes: ['plants:read', 'plants:write'] })).token;
+    token = (await service.db.issueToken(testToken({ name: 'metrics', scopes: ['plants:read', 'plants:write'] })))
+      .token;
     const body = `{"id": ${ID}, "name": "${NAME}"}`;
     const statuses = [
       (await request(service.url, '/plants', { body, token, headers: { 'X-Request-Id': CLIENT_REQUEST_ID } })).status,
@@ -77,8 +78,10 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
       (await request(service.url, '/secret-path/9', { token })).status,
       (await request(service.url, '/plants', { method: 'PROPFIND', token })).status,
       (await request(service.url, '/healthz')).status,
+      // A token the process does not hold: looked up in the database (a known one never is).
+      (await request(service.url, `/plants/${ID}`, { token: 'pst_made_up' })).status,
     ];
-    expect(statuses).toEqual([200, 200, 400, 400, 401, 200, 200, 404, 404, 405, 200]);
+    expect(statuses).toEqual([200, 200, 400, 400, 401, 200, 200, 404, 404, 405, 200, 401]);
     scraped = await scrape(service.url);
   });
   afterAll(async () => {
@@ -93,6 +96,7 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
     expect(count('POST', '/plants', 400)).toBe(2);
     expect(count('POST', '/plants', 401)).toBe(1);
     expect(count('GET', '/plants/:id', 200)).toBe(2);
+    expect(count('GET', '/plants/:id', 401)).toBe(1);
     expect(count('GET', '/plants/:id', 404)).toBe(1);
     expect(count('GET', 'unmatched', 404)).toBe(1);
     expect(count('other', 'unmatched', 405)).toBe(1);
@@ -125,7 +129,8 @@ describe.each(testEngines())('GET /metrics on %s', (engine) => {
     // The same id with other content: a conflict, thrown by the repository.
     expect(count('createPlant', 'error')).toBe(1);
     expect(count('findPlant', 'ok')).toBe(3);
-    expect(count('authenticateToken', 'ok')).toBeGreaterThanOrEqual(1);
+    // Seven requests with the known token, one with a made-up one: one lookup.
+    expect(count('authenticateToken', 'ok')).toBe(1);
     expect(
       sampleValue(scraped.samples, 'db_call_duration_seconds_sum', { operation: 'findPlant', outcome: 'ok' }),
     ).toBeGreaterThan(0);

@@ -13,6 +13,7 @@ import compose from 'koa-compose';
 import type * as v from 'valibot';
 import { ApiError, invalidRequest, invalidRequestAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
+import type { Caller } from '../http/caller.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson, respondJsonText } from '../http/respond-json.js';
@@ -41,9 +42,13 @@ export interface EncodedPage {
   readonly hasMore: boolean;
 }
 
-/** Gets the validated input, returns the success body (a Page for a paged listing); fails by throwing ApiErrors. */
+/**
+ * Gets the validated input and who sends it, returns the success body (a Page for a paged
+ * listing); fails by throwing ApiErrors.
+ */
 export type Handler<TOperation extends OperationDeclaration> = (
   input: OperationInput<TOperation>,
+  caller: Caller,
 ) => Promise<
   TOperation['success']['paged'] extends true
     ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never> | EncodedPage
@@ -81,10 +86,10 @@ export function mountOperations<THandlers extends Handlers>(
   for (const [id, operation] of Object.entries(operations) as Array<[OperationId, OperationDeclaration]>) {
     const middleware = [
       ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
-      bearerAuth(options.auth, operation.scope),
+      bearerAuth(options.auth, operation.scope, operation.alsoRequires),
       ...rateLimited,
       ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
-      runOperation(operation, handlers[id] as (input: unknown) => Promise<unknown>),
+      runOperation(operation, handlers[id] as (input: unknown, caller: Caller) => Promise<unknown>),
     ];
     // `/plants/{id}` is `/plants/:id` to the router. One middleware, composed once here: the
     // router composes (and flattens) a route's middleware again for every request it matches.
@@ -96,7 +101,7 @@ export function mountOperations<THandlers extends Handlers>(
   }
 }
 
-function runOperation(operation: OperationDeclaration, handler: (input: unknown) => Promise<unknown>) {
+function runOperation(operation: OperationDeclaration, handler: (input: unknown, caller: Caller) => Promise<unknown>) {
   const readParams = pathReader(operation);
   const readQuery = queryReader(operation);
   const { body, success } = operation;
@@ -106,7 +111,10 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown)
     const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
     // Answered here rather than thrown: an invalid body is the commonest client error.
     if ('issue' in checked) return respondError(ctx, invalidRequestAnswer(checked.issue));
-    const answer = await handler({ params, query, body: checked.output });
+    // bearerAuth, ahead in every route, has set the caller of every request that gets here.
+    const { caller } = ctx.state;
+    if (caller === undefined) throw new Error(`${operation.method} ${operation.path} ran without bearerAuth`);
+    const answer = await handler({ params, query, body: checked.output }, caller);
     if (success.status === 204) {
       ctx.status = 204;
     } else if (success.paged) {

@@ -1,5 +1,5 @@
 import { createPlantStoreClient, type PlantStoreClient, PlantStoreError } from '@plant-store/client';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { INT64_MAX, INT64_MIN, type StoredPlant } from '@plant-store/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkedFetch, failOnContractViolations } from '../test-support/checked-fetch.js';
@@ -34,9 +34,9 @@ describe.each(testEngines())('GET and DELETE /plants on %s', (engine) => {
   beforeAll(async () => {
     storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
-    token = (await service.db.issueToken({ name: 'both', scopes: ['plants:read', 'plants:write'] })).token;
-    readOnly = (await service.db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;
-    writeOnly = (await service.db.issueToken({ name: 'writer', scopes: ['plants:write'] })).token;
+    token = (await service.db.issueToken(testToken({ name: 'both', scopes: ['plants:read', 'plants:write'] }))).token;
+    readOnly = (await service.db.issueToken(testToken({ name: 'reader', scopes: ['plants:read'] }))).token;
+    writeOnly = (await service.db.issueToken(testToken({ name: 'writer', scopes: ['plants:write'] }))).token;
     client = createPlantStoreClient({ baseUrl: service.url, token, fetch: checkedFetch });
     for (const plant of plants) await client.createPlant(plant);
   });

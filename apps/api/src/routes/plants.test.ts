@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { ErrorSchema, INT64_MAX, INT64_MIN } from '@plant-store/schema';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,10 +19,10 @@ describe.each(testEngines())('POST /plants on %s', (engine) => {
   beforeAll(async () => {
     storage = await createTestStorage(engine, { migrated: true });
     service = await startTestService(storage);
-    writer = (await service.db.issueToken({ name: 'writer', scopes: ['plants:write'] })).token;
-    reader = (await service.db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;
-    revoked = (await service.db.issueToken({ name: 'revoked', scopes: ['plants:write'] })).token;
-    await service.db.revokeToken('revoked');
+    writer = (await service.db.issueToken(testToken({ name: 'writer', scopes: ['plants:write'] }))).token;
+    reader = (await service.db.issueToken(testToken({ name: 'reader', scopes: ['plants:read'] }))).token;
+    revoked = (await service.db.issueToken(testToken({ name: 'revoked', scopes: ['plants:write'] }))).token;
+    await service.db.revokeToken('revoked', { actor: TEST_ACTOR });
   });
 
   afterAll(async () => {

@@ -9,6 +9,7 @@ import type { CreatedToken, Token } from '@plant-store/schema';
 export function toToken(record: TokenRecord): Token {
   return {
     name: record.name,
+    team: record.team,
     scopes: [...record.scopes],
     createdAt: record.createdAt.toISOString(),
     ...(record.expiresAt === null ? {} : { expiresAt: record.expiresAt.toISOString() }),

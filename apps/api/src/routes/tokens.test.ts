@@ -1,6 +1,6 @@
 import { createPlantStoreClient, type PlantStoreClient, PlantStoreError } from '@plant-store/client';
 import type { Database } from '@plant-store/db';
-import { testEngines } from '@plant-store/db/testing';
+import { testEngines, testToken } from '@plant-store/db/testing';
 import { type CreatedToken, isRfc3339DateTime, type Token } from '@plant-store/schema';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXPIRED_TOKEN_MESSAGE, INVALID_TOKEN_MESSAGE } from '../middleware/bearer-auth.js';
@@ -25,7 +25,10 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
     // Last-use times are written by hand below (flushTokenUse), not by the timer.
     app = await startTestApp(engine, { database: { tokenUseFlushMs: HOUR_MS } });
     ({ db, url } = app);
-    admin = (await db.issueToken({ name: 'admin', scopes: ['tokens:manage'] })).token;
+    // A team's administrator: it grants the scopes it holds (this app sets no lifetime or rate bounds).
+    admin = (
+      await db.issueToken(testToken({ name: 'admin', scopes: ['tokens:manage', 'plants:read', 'plants:write'] }))
+    ).token;
     client = createPlantStoreClient({ baseUrl: url, token: admin, fetch: checkedFetch, retry: { attempts: 1 } });
   });
   afterEach(() => {
@@ -45,9 +48,10 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
       );
       expect(response.status).toBe(201);
       const created = response.body as CreatedToken;
-      expect(Object.keys(created)).toEqual(['name', 'scopes', 'createdAt', 'expiresAt', 'rateLimit', 'token']);
+      expect(Object.keys(created)).toEqual(['name', 'team', 'scopes', 'createdAt', 'expiresAt', 'rateLimit', 'token']);
       expect(created).toMatchObject({
         name: 'inventory-sync',
+        team: 'default',
         scopes: ['plants:read', 'plants:write'],
         expiresAt: '2098-12-31T23:00:00.000Z',
         rateLimit: { requests: 600n, perSeconds: 60n },
@@ -64,15 +68,22 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
 
     it('issues a plain token: no expiry, the default limit, listed without either', async () => {
       const created = await client.createToken({ name: 'reporting', scopes: ['plants:read'] });
-      expect(Object.keys(created)).toEqual(['name', 'scopes', 'createdAt', 'token']);
+      expect(Object.keys(created)).toEqual(['name', 'team', 'scopes', 'createdAt', 'token']);
       const listed = (await client.listTokens()).find((token) => token.name === 'reporting');
-      expect(listed).toEqual({ name: 'reporting', scopes: ['plants:read'], createdAt: created.createdAt });
+      expect(listed).toEqual({
+        name: 'reporting',
+        team: 'default',
+        scopes: ['plants:read'],
+        createdAt: created.createdAt,
+      });
     });
 
     it('answers 409 for a taken name, a revoked one included, and issues nothing', async () => {
       await client.createToken({ name: 'taken', scopes: ['plants:read'] });
       const again = await issue('{"name": "taken", "scopes": ["plants:write"]}');
-      expectError(again, 409, 'a token named "taken" already exists or existed');
+      expectError(again, 409, 'a token named "taken" already exists or existed, ignoring case');
+      // Another case is the same name: one name in a log line means one token.
+      expectError(await issue('{"name": "TAKEN", "scopes": ["plants:read"]}'), 409);
       await client.revokeToken('taken');
       expectError(await issue('{"name": "taken", "scopes": ["plants:read"]}'), 409);
       expect((await db.listTokens({ includeRevoked: true })).filter((token) => token.name === 'taken')).toHaveLength(1);
@@ -149,7 +160,9 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
     });
 
     it('needs tokens:manage: 401 without a token, 403 with another scope, before reading the body', async () => {
-      const plantsOnly = (await db.issueToken({ name: 'plants-only', scopes: ['plants:read', 'plants:write'] })).token;
+      const plantsOnly = (
+        await db.issueToken(testToken({ name: 'plants-only', scopes: ['plants:read', 'plants:write'] }))
+      ).token;
       expectError(await request(url, '/tokens', { body: '{}' }), 401);
       const forbidden = await issue('{not even json', plantsOnly);
       expectError(forbidden, 403, 'this token lacks the tokens:manage scope');
@@ -181,6 +194,7 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
       expect(names).not.toContain('gone');
       expect(tokens.find((token) => token.name === 'listed')).toEqual({
         name: 'listed',
+        team: 'default',
         scopes: ['plants:read'],
         createdAt: used.createdAt,
         expiresAt: '2099-06-01T12:00:00.500Z',
@@ -192,11 +206,13 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
     });
 
     it('lists an expired token until it is revoked, while refusing it', async () => {
-      const { token } = await db.issueToken({
-        name: 'lapsing',
-        scopes: ['plants:read'],
-        expiresAt: new Date(Date.now() + HOUR_MS),
-      });
+      const { token } = await db.issueToken(
+        testToken({
+          name: 'lapsing',
+          scopes: ['plants:read'],
+          expiresAt: new Date(Date.now() + HOUR_MS),
+        }),
+      );
       vi.useFakeTimers({ now: Date.now() + 2 * HOUR_MS, toFake: ['Date'] });
       const refused = await request(url, '/plants', { token });
       expectError(refused, 401, EXPIRED_TOKEN_MESSAGE);
@@ -233,7 +249,7 @@ describe.each(testEngines())('the token routes on %s', (engine) => {
     });
 
     it('lets a manager revoke itself: its next request is refused', async () => {
-      const { token } = await db.issueToken({ name: 'self-revoker', scopes: ['tokens:manage'] });
+      const { token } = await db.issueToken(testToken({ name: 'self-revoker', scopes: ['tokens:manage'] }));
       expect((await request(url, '/tokens/self-revoker', { method: 'DELETE', token })).status).toBe(204);
       expectError(await request(url, '/tokens', { token }), 401);
     });

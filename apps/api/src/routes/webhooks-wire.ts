@@ -11,6 +11,7 @@ export function toWebhook(record: WebhookRecord): Webhook {
     id: record.id,
     url: record.url,
     ...(record.description === null ? {} : { description: record.description }),
+    team: record.team,
     createdAt: record.createdAt.toISOString(),
   };
 }

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPlantStoreClient, type PlantStoreClient, PlantStoreError } from '@plant-store/client';
 import { type Database, openDatabase, WebhookLimitError } from '@plant-store/db';
-import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { type CreatedWebhook, isRfc3339DateTime, type WebhookDelivery } from '@plant-store/schema';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
@@ -32,14 +32,18 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
     db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
     const app = createApp({ db, bodyLimitBytes: 65_536, webhooks: { urlPolicy: { allowPrivateNetworks: false } } });
     server = app.listen(0, '127.0.0.1');
+    // Longer than any pause between these tests: a pooled connection the server closed while idle,
+    // reused for the next POST at that moment, fails with ECONNRESET (a keep-alive race, not the
+    // service's fault, and a POST is not retried).
+    server.keepAliveTimeout = 120_000;
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    manager = (await db.issueToken({ name: 'manager', scopes: ['webhooks:manage'] })).token;
-    plantsOnly = (await db.issueToken({ name: 'plants', scopes: ['plants:read', 'plants:write'] })).token;
+    manager = (await db.issueToken(testToken({ name: 'manager', scopes: ['webhooks:manage', 'plants:read'] }))).token;
+    plantsOnly = (await db.issueToken(testToken({ name: 'plants', scopes: ['plants:read', 'plants:write'] }))).token;
     client = createPlantStoreClient({ baseUrl: url, token: manager, fetch: checkedFetch, retry: { attempts: 1 } });
   });
   afterEach(async () => {
-    for (const webhook of await db.listWebhooks()) await db.deleteWebhook(webhook.id);
+    for (const webhook of await db.listWebhooks()) await db.deleteWebhook(webhook.id, { actor: TEST_ACTOR });
   });
   afterAll(async () => {
     server?.closeAllConnections();
@@ -68,7 +72,8 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       expect(response.status).toBe(201);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       const created = response.body as CreatedWebhook;
-      expect(Object.keys(created)).toEqual(['id', 'url', 'description', 'createdAt', 'secret']);
+      expect(Object.keys(created)).toEqual(['id', 'url', 'description', 'team', 'createdAt', 'secret']);
+      expect(created.team).toBe('default');
       expect(created).toMatchObject({ url: 'https://8.8.8.8/hooks/plants', description: 'Inventory sync' });
       expect(created.id).toMatch(UUID);
       expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -79,7 +84,13 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       const listed = await request(url, '/webhooks', { token: manager });
       expect(listed.status).toBe(200);
       expect(listed.body).toEqual([
-        { id: created.id, url: created.url, description: 'Inventory sync', createdAt: created.createdAt },
+        {
+          id: created.id,
+          url: created.url,
+          description: 'Inventory sync',
+          team: 'default',
+          createdAt: created.createdAt,
+        },
       ]);
       expect(listed.text).not.toContain('secret');
       expect(listed.text).not.toContain(created.secret);
@@ -93,12 +104,12 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       expect('description' in first).toBe(false);
       const listed = await request(url, '/webhooks', { token: manager });
       expect(listed.text).toBe(
-        `[{"id":"${first.id}","url":"https://8.8.8.8/a","createdAt":"${first.createdAt}"},` +
-          `{"id":"${second.id}","url":"http://[2001:4860:4860::8888]:8080/b","description":"","createdAt":"${second.createdAt}"}]`,
+        `[{"id":"${first.id}","url":"https://8.8.8.8/a","team":"default","createdAt":"${first.createdAt}"},` +
+          `{"id":"${second.id}","url":"http://[2001:4860:4860::8888]:8080/b","description":"","team":"default","createdAt":"${second.createdAt}"}]`,
       );
       expect(await client.listWebhooks()).toEqual([
-        { id: first.id, url: first.url, createdAt: first.createdAt },
-        { id: second.id, url: second.url, description: '', createdAt: second.createdAt },
+        { id: first.id, url: first.url, team: 'default', createdAt: first.createdAt },
+        { id: second.id, url: second.url, description: '', team: 'default', createdAt: second.createdAt },
       ]);
     });
 
@@ -170,7 +181,11 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       for (let index = 0; index < 100; index++) {
         expect((await register(`{"url": "https://8.8.8.8/hook/${index}"}`)).status).toBe(201);
       }
-      expectError(await register('{"url": "https://8.8.8.8/one-too-many"}'), 409, new WebhookLimitError(100).message);
+      expectError(
+        await register('{"url": "https://8.8.8.8/one-too-many"}'),
+        409,
+        new WebhookLimitError(100, 'default').message,
+      );
       const error = await client.createWebhook({ url: 'https://8.8.8.8/again' }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(PlantStoreError);
       expect(error).toMatchObject({ status: 409, error: 409 });
@@ -340,29 +355,42 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
   });
 
   describe('the webhooks:manage scope', () => {
+    // Creating one needs plants:read as well: its events carry plants.
     const operations = (id: string) =>
       [
-        ['POST', '/webhooks', '{"url": "https://8.8.8.8/"}'],
-        ['GET', '/webhooks', undefined],
-        ['DELETE', `/webhooks/${id}`, undefined],
-        ['GET', `/webhooks/${id}/deliveries`, undefined],
-        ['POST', `/webhooks/${id}/deliveries/1/resend`, undefined],
+        ['POST', '/webhooks', '{"url": "https://8.8.8.8/"}', 'webhooks:manage plants:read'],
+        ['GET', '/webhooks', undefined, 'webhooks:manage'],
+        ['DELETE', `/webhooks/${id}`, undefined, 'webhooks:manage'],
+        ['GET', `/webhooks/${id}/deliveries`, undefined, 'webhooks:manage'],
+        ['POST', `/webhooks/${id}/deliveries/1/resend`, undefined, 'webhooks:manage'],
       ] as const;
 
     it('is required by every operation: 403 naming it for a plants token, 401 without a valid token', async () => {
       const webhook = await client.createWebhook({ url: 'https://8.8.8.8/guarded' });
-      for (const [method, path, body] of operations(webhook.id)) {
+      for (const [method, path, body, scopes] of operations(webhook.id)) {
         const withBody = body === undefined ? {} : { body };
         const forbidden = await request(url, path, { method, token: plantsOnly, ...withBody });
         expectError(forbidden, 403, 'this token lacks the webhooks:manage scope');
         expect(forbidden.headers.get('www-authenticate')).toBe(
-          'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage"',
+          `Bearer realm="plant-store", error="insufficient_scope", scope="${scopes}"`,
         );
         const anonymous = await request(url, path, { method, ...withBody });
         expectError(anonymous, 401, 'authentication required: send Authorization: Bearer <token>');
         expectError(await request(url, path, { method, token: 'pst_unknown', ...withBody }), 401);
       }
       expect((await db.listWebhooks()).map((listed) => listed.id)).toEqual([webhook.id]);
+    });
+
+    it('is not enough to subscribe: its events carry plants, so plants:read is needed too', async () => {
+      const webhooksOnly = (await db.issueToken(testToken({ name: 'webhooks-only', scopes: ['webhooks:manage'] })))
+        .token;
+      const refused = await request(url, '/webhooks', { body: '{"url": "https://8.8.8.8/peek"}', token: webhooksOnly });
+      expectError(refused, 403, 'this token lacks the plants:read scope');
+      expect(refused.headers.get('www-authenticate')).toBe(
+        'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage plants:read"',
+      );
+      expect((await request(url, '/webhooks', { token: webhooksOnly })).status).toBe(200);
+      expect((await db.listWebhooks()).map((listed) => listed.url)).not.toContain('https://8.8.8.8/peek');
     });
 
     it('is not needed for the plants: a webhooks:manage token cannot create plants', async () => {

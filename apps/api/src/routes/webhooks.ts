@@ -1,6 +1,7 @@
 import { type Database, WebhookLimitError } from '@plant-store/db';
-import { ErrorCode, type NewWebhook } from '@plant-store/schema';
+import { ErrorCode } from '@plant-store/schema';
 import { ApiError, invalidRequest } from '../http/api-error.js';
+import { actorOf, teamScopeOf } from '../http/caller.js';
 import { checkWebhookUrl, type UrlPolicy } from '../webhooks/url-policy.js';
 import type { HandlersOf } from './mount-operations.js';
 import { toCreatedWebhook, toWebhook, toWebhookDelivery } from './webhooks-wire.js';
@@ -9,42 +10,44 @@ export interface WebhookHandlersOptions {
   readonly db: Pick<Database, 'createWebhook' | 'listWebhooks' | 'deleteWebhook' | 'listDeliveries' | 'resendDelivery'>;
   /** Which receivers may be registered: public addresses only, unless private networks are allowed. */
   readonly urlPolicy: UrlPolicy;
+  /** Most subscriptions one team may hold. */
+  readonly perTeamLimit: number;
 }
 
-/** Subscriptions and their deliveries. */
-export function webhookHandlers({ db, urlPolicy }: WebhookHandlersOptions): HandlersOf<'webhooks'> {
+/**
+ * Subscriptions and their deliveries, each team's its own: another team's subscription answers
+ * 404 as if it did not exist, unless the caller holds platform:admin. A subscription belongs to
+ * the team of the token that creates it.
+ */
+export function webhookHandlers({ db, urlPolicy, perTeamLimit }: WebhookHandlersOptions): HandlersOf<'webhooks'> {
   return {
-    createWebhook: async ({ body }) => {
+    createWebhook: async ({ body }, caller) => {
       // The schema judged the form; this resolves the host and refuses private addresses.
       const refusal = await checkWebhookUrl(body.url, urlPolicy);
       if (refusal !== null) throw invalidRequest(refusal);
-      return toCreatedWebhook(await createOrConflict(db, body));
+      const input = { ...body, team: caller.token.team, teamLimit: perTeamLimit, actor: actorOf(caller) };
+      try {
+        return toCreatedWebhook(await db.createWebhook(input));
+      } catch (error) {
+        if (error instanceof WebhookLimitError) throw new ApiError(ErrorCode.Conflict, error.message);
+        throw error;
+      }
     },
-    listWebhooks: async () => (await db.listWebhooks()).map(toWebhook),
-    deleteWebhook: async ({ params: { id } }) => {
-      if (!(await db.deleteWebhook(id))) throw webhookNotFound(id);
+    listWebhooks: async (_input, caller) => (await db.listWebhooks(teamScopeOf(caller))).map(toWebhook),
+    deleteWebhook: async ({ params: { id } }, caller) => {
+      if (!(await db.deleteWebhook(id, { ...teamScopeOf(caller), actor: actorOf(caller) }))) throw webhookNotFound(id);
     },
-    listWebhookDeliveries: async ({ params: { id }, query }) => {
-      const page = await db.listDeliveries(id, query);
+    listWebhookDeliveries: async ({ params: { id }, query }, caller) => {
+      const page = await db.listDeliveries(id, query, teamScopeOf(caller));
       if (page === null) throw webhookNotFound(id);
       return { items: page.deliveries.map(toWebhookDelivery), hasMore: page.hasMore };
     },
-    resendWebhookDelivery: async ({ params: { id, deliveryId } }) => {
-      const delivery = await db.resendDelivery(id, deliveryId);
+    resendWebhookDelivery: async ({ params: { id, deliveryId } }, caller) => {
+      const delivery = await db.resendDelivery(id, deliveryId, { ...teamScopeOf(caller), actor: actorOf(caller) });
       if (delivery === null) throw deliveryNotFound(id, deliveryId);
       return toWebhookDelivery(delivery);
     },
   };
-}
-
-/** Registers the webhook; past the cap on subscriptions, a 409 naming it. */
-async function createOrConflict(db: WebhookHandlersOptions['db'], newWebhook: NewWebhook) {
-  try {
-    return await db.createWebhook(newWebhook);
-  } catch (error) {
-    if (error instanceof WebhookLimitError) throw new ApiError(ErrorCode.Conflict, error.message);
-    throw error;
-  }
 }
 
 export function webhookNotFound(id: string): ApiError {

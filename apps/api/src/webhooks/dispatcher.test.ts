@@ -140,6 +140,7 @@ class FakeStore implements DeliveryStore {
       delivery.lease = { id: randomUUID(), expiresAt: now + options.leaseMs };
       claims.push({
         deliveryId: delivery.id,
+        team: 'default',
         leaseId: delivery.lease.id,
         leaseExpiresAt: new Date(delivery.lease.expiresAt),
         eventId: delivery.eventId,

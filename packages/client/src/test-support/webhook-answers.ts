@@ -10,7 +10,7 @@ export function webhookText(fields: { id?: string; url?: string; description?: s
   return (
     `{"id":"${id}","url":${JSON.stringify(url)}` +
     (description === undefined ? '' : `,"description":${JSON.stringify(description)}`) +
-    `,"createdAt":"${CREATED_AT}"` +
+    `,"team":"inventory","createdAt":"${CREATED_AT}"` +
     (secret === undefined ? '' : `,"secret":"${secret}"`) +
     '}'
   );

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, PlantConflictError } from '../errors.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { fanOutAll, openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, type TestStorage, testEngines, testWebhook } from '../testing.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { fanOutEvents, webhookReceivers } from '../webhooks/fan-out-events.js';
 import { insertPlants } from './insert-plants.js';
@@ -91,7 +91,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
   it('writes the event in the statement that inserts the plant; the fan-out, one pending delivery per subscription', async () => {
     // Two of them at one receiver, spelled differently (case, the default port, the path).
     for (const url of ['https://a.example/hook', 'https://A.example:443/other', 'https://c.example/hook']) {
-      subscriptions.push((await createWebhook(client.prisma, { url })).id);
+      subscriptions.push((await createWebhook(client.prisma, testWebhook({ url }))).id);
     }
     subscriptions = subscriptions.sort();
     statements.count = 0;
@@ -159,7 +159,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     ];
     const ids = [27n, 26n, 25n];
     statements.count = 0;
-    await Promise.all(ids.map((id, index) => writer.create({ id, name: `traced ${id}` }, parents[index])));
+    await Promise.all(ids.map((id, index) => writer.create({ id, name: `traced ${id}`, traceParent: parents[index] })));
     expect(statements.count).toBe(1);
     const rows = await client.rows<{ plant_id: string; trace_parent: string | null }>(
       `SELECT plant_id::text AS plant_id, trace_parent FROM webhook_events
@@ -170,6 +170,25 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
       { plant_id: '25', trace_parent: parents[2] },
       { plant_id: '26', trace_parent: null },
       { plant_id: '27', trace_parent: parents[0] },
+    ]);
+  });
+
+  it('keeps each plant’s creating team, known or not, in one batch; a replay changes nothing', async () => {
+    const teams = ['red', undefined, 'blue'];
+    const ids = [37n, 36n, 35n];
+    statements.count = 0;
+    await Promise.all(ids.map((id, index) => writer.create({ id, name: `teamed ${id}`, team: teams[index] })));
+    expect(statements.count).toBe(1);
+    // Replayed by another team: the plant stays as it was, its creator included.
+    await writer.create({ id: 37n, name: 'teamed 37', team: 'blue' });
+    const rows = await client.rows<{ id: string; created_by_team: string | null }>(
+      `SELECT id::text AS id, created_by_team FROM plants WHERE id = ANY ($1::text[]::bigint[]) ORDER BY id`,
+      [ids.map(String)],
+    );
+    expect(rows).toEqual([
+      { id: '35', created_by_team: 'blue' },
+      { id: '36', created_by_team: null },
+      { id: '37', created_by_team: 'red' },
     ]);
   });
 
@@ -251,7 +270,7 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     await Promise.all([60n, 61n, 62n].map((id) => writer.create({ id, name: `batch ${id}` })));
     // Registered after those events were written: it gets none of them.
     await new Promise((resolve) => setTimeout(resolve, 10));
-    const late = await createWebhook(client.prisma, { url: 'https://late.example/hook' });
+    const late = await createWebhook(client.prisma, testWebhook({ url: 'https://late.example/hook' }));
     try {
       // 4 deliveries a statement at most, 3 subscriptions then: one event a statement.
       for (let round = 0; round < 3; round++) {
@@ -314,8 +333,8 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
     });
 
     it('runs the statement again when a subscription it saw is deleted before its foreign key check', async () => {
-      const kept = await createWebhook(client.prisma, { url: 'https://kept.example/' });
-      const doomed = await createWebhook(client.prisma, { url: 'https://doomed.example/' });
+      const kept = await createWebhook(client.prisma, testWebhook({ url: 'https://kept.example/' }));
+      const doomed = await createWebhook(client.prisma, testWebhook({ url: 'https://doomed.example/' }));
       await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await insertPlants(client.sql, [{ id: 1n, name: 'Racer' }])).toEqual({ ids: new Set([1n]), events: 1 });
       const deleter = new pg.Client({ connectionString: storage.databaseUrl });

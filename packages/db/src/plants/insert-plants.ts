@@ -7,6 +7,8 @@ import type { SqlRunner } from '../sql-runner.js';
  */
 export interface PlantInsert extends NewPlant {
   readonly traceParent?: string | undefined;
+  /** The team whose token creates it (kept with the plant, never shown in its wire shape). */
+  readonly team?: string | undefined;
 }
 
 /**
@@ -15,7 +17,7 @@ export interface PlantInsert extends NewPlant {
  * is skipped: a replay or a conflict, judged by the caller). Only for those, and only while a
  * subscription exists, `events` writes one event each (the payload built by the caller, joined
  * back by id: ids are unique in the arrays), keeping each create's traceparent (`$5`, null when
- * not traced). One statement is one transaction: the plants and their events commit together or
+ * not traced). `$6` is each plant's creating team (null when unknown). One statement is one transaction: the plants and their events commit together or
  * not at all. With no subscription, the uncorrelated EXISTS is a one-time filter: the join is
  * never run, and the outbox costs next to nothing.
  *
@@ -24,8 +26,8 @@ export interface PlantInsert extends NewPlant {
  * so a create costs the same whatever the number of subscriptions.
  */
 export const INSERT_PLANTS_SQL = `WITH inserted AS (
-  INSERT INTO public.plants (id, name, tag)
-  SELECT * FROM unnest($1::text[]::bigint[], $2::text[], $3::text[])
+  INSERT INTO public.plants (id, name, tag, created_by_team)
+  SELECT * FROM unnest($1::text[]::bigint[], $2::text[], $3::text[], $6::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 ), events AS (
@@ -66,6 +68,7 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
   const tags: (string | null)[] = [];
   const payloads: string[] = [];
   const traceParents: (string | null)[] = [];
+  const teams: (string | null)[] = [];
   let previous: bigint | undefined;
   for (const plant of sorted) {
     if (plant.id === previous) continue;
@@ -75,6 +78,7 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
     tags.push(plant.tag ?? null);
     payloads.push(eventPayload(plant));
     traceParents.push(plant.traceParent ?? null);
+    teams.push(plant.team ?? null);
   }
   const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [
     ids,
@@ -82,6 +86,7 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
     tags,
     payloads,
     traceParents,
+    teams,
   ]);
   return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
 }

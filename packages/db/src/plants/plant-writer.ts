@@ -32,8 +32,8 @@ interface PendingCreate {
 }
 
 export interface PlantWriter {
-  /** `traceParent`: stored with the plant's webhook event (see PlantInsert). */
-  create(plant: NewPlant, traceParent?: string): Promise<CreatePlantResult>;
+  /** The plant, with the traceparent its webhook event keeps and its creating team when known (see PlantInsert). */
+  create(plant: PlantInsert): Promise<CreatePlantResult>;
   /** Refuses new creates, and resolves once every queued and running one is answered. */
   close(): Promise<void>;
 }
@@ -118,15 +118,13 @@ export function createPlantWriter(sql: SqlRunner, options: PlantWriterOptions): 
   }
 
   return {
-    create(plant, traceParent) {
+    create(plant) {
       if (closed) return Promise.reject(overloaded('the database is closing'));
       if (queue.length >= options.maxQueued) {
         return Promise.reject(overloaded(`${queue.length} creates are already waiting for the database`));
       }
       return new Promise((resolve, reject) => {
-        // A copy only for a traced create: an untraced one (the usual case) allocates nothing more.
-        const insert: PlantInsert = traceParent === undefined ? plant : { ...plant, traceParent };
-        queue.push({ plant: insert, queuedAt: performance.now(), resolve, reject });
+        queue.push({ plant, queuedAt: performance.now(), resolve, reject });
         schedulePump();
       });
     },

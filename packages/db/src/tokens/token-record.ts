@@ -1,3 +1,5 @@
+import { Prisma } from '../generated/prisma/client.js';
+
 /** A token's own rate limit: at most `requests` requests per `perSeconds` seconds. */
 export interface TokenRateLimit {
   readonly requests: number;
@@ -12,6 +14,8 @@ export interface TokenRateLimit {
 export interface AuthenticatedToken {
   readonly id: string;
   readonly name: string;
+  /** The team it belongs to: what it sees and manages of tokens and subscriptions. */
+  readonly team: string;
   readonly scopes: readonly string[];
   /** When it stops authenticating; null: never. */
   readonly expiresAt: Date | null;
@@ -27,22 +31,16 @@ export interface TokenRecord extends AuthenticatedToken {
   readonly lastUsedAt: Date | null;
 }
 
-export const tokenRecordSelect = {
-  id: true,
-  name: true,
-  scopes: true,
-  createdAt: true,
-  revokedAt: true,
-  expiresAt: true,
-  lastUsedAt: true,
-  rateLimitRequests: true,
-  rateLimitPerSeconds: true,
-} as const;
+/** A token's record as a raw statement selects or returns it: the columns TokenRow names. */
+export const TOKEN_RECORD_COLUMNS = Prisma.raw(`id::text AS id, name, team, scopes, created_at AS "createdAt",
+  revoked_at AS "revokedAt", expires_at AS "expiresAt", last_used_at AS "lastUsedAt",
+  rate_limit_requests AS "rateLimitRequests", rate_limit_per_seconds AS "rateLimitPerSeconds"`);
 
-/** The row Prisma reads with tokenRecordSelect. */
+/** The row a statement reads with TOKEN_RECORD_COLUMNS. */
 export interface TokenRow {
   readonly id: string;
   readonly name: string;
+  readonly team: string;
   readonly scopes: string[];
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
@@ -60,4 +58,10 @@ export function rateLimitOf(row: Pick<TokenRow, 'rateLimitRequests' | 'rateLimit
 
 export function toTokenRecord({ rateLimitRequests, rateLimitPerSeconds, ...row }: TokenRow): TokenRecord {
   return { ...row, rateLimit: rateLimitOf({ rateLimitRequests, rateLimitPerSeconds }) };
+}
+
+/** What authenticating needs of a token's record (see AuthenticatedToken): no dates but its expiry. */
+export function authenticatedTokenOf(record: TokenRecord): AuthenticatedToken {
+  const { id, name, team, scopes, expiresAt, rateLimit } = record;
+  return { id, name, team, scopes, expiresAt, rateLimit };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Database, openDatabase } from '../database.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, type TestStorage, testEngines, testToken } from '../testing.js';
 
 describe.each(testEngines())('token expiry, limits and last use on %s', (engine) => {
   let storage: TestStorage;
@@ -19,16 +19,19 @@ describe.each(testEngines())('token expiry, limits and last use on %s', (engine)
 
   it('keeps expiresAt and a rate limit of its own, and authenticates an expired token for the caller to judge', async () => {
     const expiresAt = new Date('2020-01-01T00:00:00.123Z');
-    const { token, record } = await db.issueToken({
-      name: 'limited',
-      scopes: ['plants:read'],
-      expiresAt,
-      rateLimit: { requests: 5, perSeconds: 2 },
-    });
+    const { token, record } = await db.issueToken(
+      testToken({
+        name: 'limited',
+        scopes: ['plants:read'],
+        expiresAt,
+        rateLimit: { requests: 5, perSeconds: 2 },
+      }),
+    );
     expect(record).toMatchObject({ expiresAt, rateLimit: { requests: 5, perSeconds: 2 }, lastUsedAt: null });
     expect(await db.authenticateToken(token)).toEqual({
       id: record.id,
       name: 'limited',
+      team: 'default',
       scopes: ['plants:read'],
       expiresAt,
       rateLimit: { requests: 5, perSeconds: 2 },
@@ -37,11 +40,12 @@ describe.each(testEngines())('token expiry, limits and last use on %s', (engine)
   });
 
   it('records last use in one write, never moving it backwards', async () => {
-    const { token, record } = await db.issueToken({ name: 'used', scopes: ['plants:read'] });
-    const other = await db.issueToken({ name: 'unused', scopes: ['plants:read'] });
-    expect(db.knowsToken(token)).toBe(false);
-    expect(await db.authenticateToken(token)).not.toBeNull();
+    const { token, record } = await db.issueToken(testToken({ name: 'used', scopes: ['plants:read'] }));
+    const other = await db.issueToken(testToken({ name: 'unused', scopes: ['plants:read'] }));
+    // Issued here: known at once, no lookup needed.
     expect(db.knowsToken(token)).toBe(true);
+    expect(db.knowsToken(`${token}x`)).toBe(false);
+    expect(await db.authenticateToken(token)).not.toBeNull();
 
     vi.useFakeTimers({ now: Date.parse('2026-11-25T12:00:00.000Z'), toFake: ['Date'] });
     db.recordTokenUse(record.id);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testWebhook } from '../testing.js';
 import { CLAIM_DELIVERIES_SQL, type ClaimOptions, claimDeliveries } from './claim-deliveries.js';
 import { createWebhook } from './create-webhook.js';
 import { listDeliveries } from './list-deliveries.js';
@@ -32,7 +32,7 @@ const failed = (retryAt: Date | null, statusCode: number | null = 500): AttemptO
 async function seed(client: TestClient, webhookCount: number, plantIds: readonly bigint[]): Promise<CreatedWebhook[]> {
   const webhooks: CreatedWebhook[] = [];
   for (let index = 0; index < webhookCount; index++) {
-    webhooks.push(await createWebhook(client.prisma, { url: `https://receiver-${index}.example/hooks` }));
+    webhooks.push(await createWebhook(client.prisma, testWebhook({ url: `https://receiver-${index}.example/hooks` })));
   }
   await insertPlantsFannedOut(
     client.sql,
@@ -157,9 +157,9 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
   it('keeps to perReceiverLimit across the subscriptions of one receiver, less what is busy there', async () => {
     const shared = [];
     for (const path of ['a', 'b', 'c']) {
-      shared.push(await createWebhook(client.prisma, { url: `https://Shared.example:443/${path}` }));
+      shared.push(await createWebhook(client.prisma, testWebhook({ url: `https://Shared.example:443/${path}` })));
     }
-    const other = await createWebhook(client.prisma, { url: 'https://other.example/hooks' });
+    const other = await createWebhook(client.prisma, testWebhook({ url: 'https://other.example/hooks' }));
     await insertPlantsFannedOut(
       client.sql,
       [1n, 2n, 3n].map((id) => ({ id, name: `plant ${id}` })),
@@ -183,15 +183,58 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     expect(shared).toHaveLength(3);
   });
 
+  it("keeps to perTeamLimit across one team's receivers, less what is busy for it; another team keeps its share", async () => {
+    // Team red: three receivers (as three hanging ones would be); team blue: one.
+    for (const host of ['red-1', 'red-2', 'red-3']) {
+      await createWebhook(client.prisma, testWebhook({ url: `https://${host}.example/hooks`, team: 'red' }));
+    }
+    await createWebhook(client.prisma, testWebhook({ url: 'https://blue.example/hooks', team: 'blue' }));
+    await insertPlantsFannedOut(
+      client.sql,
+      [1n, 2n, 3n].map((id) => ({ id, name: `plant ${id}` })),
+    );
+    const releaseAll = (claims: readonly ClaimedDelivery[]) =>
+      Promise.all(claims.map((claimed) => releaseClaim(client.sql, claimed)));
+    const byTeam = (claims: readonly ClaimedDelivery[]) => countBy(claims, (claimed) => claimed.team);
+
+    // Nine due for red, three for blue: red gets its four, blue all of its three.
+    const limited = await claim({ perTeamLimit: 4 });
+    expect(byTeam(limited)).toEqual({ red: 4, blue: 3 });
+    await releaseAll(limited);
+    // Red with three in flight already: one more; with four: none, and blue still gets its share.
+    const oneLeft = await claim({ perTeamLimit: 4, busyTeams: new Map([['red', 3]]) });
+    expect(byTeam(oneLeft)).toEqual({ red: 1, blue: 3 });
+    await releaseAll(oneLeft);
+    const full = await claim({ perTeamLimit: 4, busyTeams: new Map([['red', 4]]) });
+    expect(byTeam(full)).toEqual({ blue: 3 });
+    await releaseAll(full);
+    // Without a team limit, every due delivery.
+    expect(byTeam(await claim())).toEqual({ red: 9, blue: 3 });
+  });
+
   it('scans none of the deliveries of a receiver with no room left, however many subscriptions point at it', async () => {
-    for (const path of ['a', 'b', 'c']) await createWebhook(client.prisma, { url: `https://shared.example/${path}` });
-    const other = await createWebhook(client.prisma, { url: 'https://other.example/hooks' });
+    for (const path of ['a', 'b', 'c'])
+      await createWebhook(client.prisma, testWebhook({ url: `https://shared.example/${path}` }));
+    const other = await createWebhook(client.prisma, testWebhook({ url: 'https://other.example/hooks' }));
     await insertPlantsFannedOut(
       client.sql,
       [1n, 2n].map((id) => ({ id, name: `plant ${id}` })),
     );
     // The statement claimDeliveries sends, the shared receiver full (room 0), under EXPLAIN ANALYZE.
-    const plan = await explainClaim([1_000, 1_000, [], 60_000, 2, ['https://shared.example'], [0], [], []]);
+    const plan = await explainClaim([
+      1_000,
+      1_000,
+      [],
+      60_000,
+      2,
+      ['https://shared.example'],
+      [0],
+      [],
+      [],
+      1_000,
+      [],
+      [],
+    ]);
     // Per receiver, a scan of its due deliveries under a limit: run for the other receiver only;
     // the full one (three subscriptions) stops at its limit of 0 before scanning.
     const scans = plan.filter((node) => node.Alias === 'due_deliveries');
@@ -214,7 +257,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
       client.sql,
       [1n, 2n, 3n].map((id) => ({ id, name: `plant ${id}` })),
     );
-    const plan = await explainClaim([1_000, 1_000, [], 60_000, 4, [], [], [], []]);
+    const plan = await explainClaim([1_000, 1_000, [], 60_000, 4, [], [], [], [], 1_000, [], []]);
     // 300 due deliveries of one receiver with room for 4: one index scan, stopped at 4 rows (how
     // the 4 are then locked, on a table this small, is the planner's choice: see the next test).
     const scans = plan.filter((node) => node.Alias === 'due_deliveries');
@@ -239,7 +282,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     await client.sql.query("UPDATE webhook_deliveries SET status = 'delivered'", []);
     await client.sql.query('ANALYZE webhook_deliveries', []);
     await client.sql.query("UPDATE webhook_deliveries SET status = 'pending'", []);
-    const plan = await explainClaim([5, 5, [], 60_000, 5, [], [], [], []]);
+    const plan = await explainClaim([5, 5, [], 60_000, 5, [], [], [], [], 5, [], []]);
     const read = plan
       .filter((node) => node['Relation Name'] === 'webhook_deliveries')
       .map((node) => ({
@@ -419,7 +462,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     const [webhook] = await seed(client, 1, [1n]);
     const [held] = await claim();
     if (!held || !webhook) throw new Error('a claim expected');
-    expect(await deleteWebhook(client.prisma, webhook.id)).toBe(true);
+    expect(await deleteWebhook(client.prisma, webhook.id, { actor: TEST_ACTOR })).toBe(true);
     expect(await recordAttempt(client.sql, held, delivered())).toBe(false);
     await expect(releaseClaim(client.sql, held)).resolves.toBeUndefined();
     expect(await client.rows('SELECT id FROM webhook_attempts')).toEqual([]);

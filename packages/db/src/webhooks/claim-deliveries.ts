@@ -24,6 +24,14 @@ export interface ClaimOptions {
    * rather than waiting for all of them).
    */
   readonly busyWebhooks?: ReadonlyMap<string, number>;
+  /**
+   * Most deliveries of one team's subscriptions (all its receivers together) to lease, less what
+   * `busyTeams` says the caller has in flight for it: one team's hanging receivers cannot take the
+   * slots another team's need. Default: no limit.
+   */
+  readonly perTeamLimit?: number;
+  /** Teams the caller has deliveries in flight for, and how many. */
+  readonly busyTeams?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -46,6 +54,11 @@ export interface ClaimOptions {
  * skipped, not waited for, and one it claimed after this statement's snapshot fails the
  * conditions, checked on the locked row. Each gets its own lease id, and a lease end in
  * database time (`now()`), so that replicas with skewed clocks agree on when it expires.
+ *
+ * Teams share the slots as receivers do: of the candidates left, each team (the owner of the
+ * delivery's subscription) keeps at most its room (`perTeamLimit` less the caller's deliveries in
+ * flight for it), soonest first, so one team's many hanging receivers hold that team's share of the
+ * slots, never every slot.
  */
 export const CLAIM_DELIVERIES_SQL = `WITH receivers AS (
   SELECT receivers.origin, coalesce(busy.room, $5::int) AS room
@@ -73,15 +86,23 @@ export const CLAIM_DELIVERIES_SQL = `WITH receivers AS (
     LIMIT greatest(0, receivers.room)
   ) AS due
 ), ranked AS (
-  SELECT due.id, due.next_attempt_at,
+  SELECT due.id, due.next_attempt_at, subscriptions.team,
     row_number() OVER (PARTITION BY due.subscription_id ORDER BY due.next_attempt_at, due.id) AS place,
     coalesce(webhook_rooms.room, $2::int) AS room
   FROM due
+  JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = due.subscription_id
   LEFT JOIN webhook_rooms ON webhook_rooms.id = due.subscription_id::text
-), candidates AS (
-  SELECT ranked.id FROM ranked
+), team_ranked AS (
+  SELECT ranked.id, ranked.next_attempt_at,
+    row_number() OVER (PARTITION BY ranked.team ORDER BY ranked.next_attempt_at, ranked.id) AS team_place,
+    greatest(0, coalesce($10::int - busy_teams.in_flight, $10::int)) AS team_room
+  FROM ranked
+  LEFT JOIN unnest($11::text[], $12::int[]) AS busy_teams (team, in_flight) ON busy_teams.team = ranked.team
   WHERE ranked.place <= ranked.room
-  ORDER BY ranked.next_attempt_at, ranked.id
+), candidates AS (
+  SELECT team_ranked.id FROM team_ranked
+  WHERE team_ranked.team_place <= team_ranked.team_room
+  ORDER BY team_ranked.next_attempt_at, team_ranked.id
   LIMIT $1::int
 ), locked AS MATERIALIZED (
   SELECT candidate.id, candidate.status, candidate.next_attempt_at, candidate.locked_until
@@ -101,7 +122,7 @@ export const CLAIM_DELIVERIES_SQL = `WITH receivers AS (
     deliveries.subscription_id, deliveries.attempt_count, deliveries.next_attempt_at
 )
 SELECT claimed.id::text AS id, claimed.lease_id::text AS lease_id, claimed.locked_until,
-  claimed.event_id, claimed.subscription_id::text AS webhook_id, subscriptions.url, subscriptions.secret,
+  claimed.event_id, claimed.subscription_id::text AS webhook_id, subscriptions.team, subscriptions.url, subscriptions.secret,
   events.payload, events.trace_parent, claimed.attempt_count + 1 AS attempt_number
 FROM claimed
 JOIN public.webhook_events AS events ON events.id = claimed.event_id
@@ -114,6 +135,7 @@ interface ClaimedRow {
   readonly locked_until: Date;
   readonly event_id: string;
   readonly webhook_id: string;
+  readonly team: string;
   readonly url: string;
   readonly secret: string;
   readonly payload: string;
@@ -132,6 +154,8 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
   const perReceiver = options.perReceiverLimit ?? options.limit;
   const busy = [...(options.busyReceivers ?? new Map<string, number>())];
   const busyWebhooks = [...(options.busyWebhooks ?? new Map<string, number>())];
+  const perTeam = options.perTeamLimit ?? options.limit;
+  const busyTeams = [...(options.busyTeams ?? new Map<string, number>())];
   let rows: ClaimedRow[];
   try {
     ({ rows } = await sql.query<ClaimedRow>(CLAIM_DELIVERIES_SQL, [
@@ -144,12 +168,16 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
       busy.map(([, inFlight]) => Math.max(0, perReceiver - inFlight)),
       busyWebhooks.map(([id]) => id),
       busyWebhooks.map(([, inFlight]) => inFlight),
+      perTeam,
+      busyTeams.map(([team]) => team),
+      busyTeams.map(([, inFlight]) => inFlight),
     ]));
   } catch (error) {
     throw translateError(error);
   }
   return rows.map((row) => ({
     deliveryId: BigInt(row.id),
+    team: row.team,
     leaseId: row.lease_id,
     leaseExpiresAt: row.locked_until,
     eventId: row.event_id,

@@ -1,23 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import { WEBHOOK_LIMIT } from '@plant-store/schema';
+import type { AuditActor } from '../audit/audit-records.js';
+import { AUDIT_COLUMNS, auditValues } from '../audit/audit-sql.js';
 import { WebhookLimitError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
 import type { CreatedWebhook } from './webhook-records.js';
 
-// The limit is part of the contract (the OpenAPI document states it): declared in the schema package.
+// The default cap is part of the contract (the OpenAPI document states it): declared in the schema package.
 export { WEBHOOK_LIMIT };
 
 /**
- * The transaction-scoped advisory lock that serialises webhook creation across replicas, so
- * that concurrent creates cannot pass the limit together ("pswebhk" in ASCII; any constant
- * no other code of this database locks will do).
+ * The transaction-scoped advisory lock class that serialises one team's webhook creation across
+ * replicas (the second key is the team's hash), so that concurrent creates cannot pass the team's
+ * cap together ("pswh" in ASCII; any constant no other code of this database locks will do).
  */
-const CREATE_WEBHOOK_LOCK = 0x70_73_77_65_62_68_6bn;
+const CREATE_WEBHOOK_LOCK_CLASS = 0x70_73_77_68;
 
 export interface NewWebhookInput {
   readonly url: string;
   readonly description?: string;
+  /** The team that owns it: only that team (and platform:admin) sees and manages it. */
+  readonly team: string;
+  /** Most subscriptions its team may hold, this one included. */
+  readonly teamLimit: number;
+  /** Who creates it: recorded in the audit log, in the same transaction. */
+  readonly actor: AuditActor;
 }
 
 /** The Standard Webhooks secret format: `whsec_` and the base64 of 32 random bytes. */
@@ -29,31 +37,39 @@ interface CreatedRow {
   readonly id: string;
   readonly url: string;
   readonly description: string | null;
+  readonly team: string;
   readonly createdAt: Date;
 }
 
 /**
- * Registers a subscription, unless WEBHOOK_LIMIT exist already (WebhookLimitError). The count
- * and the insert run after the lock, each statement on a fresh snapshot (READ COMMITTED): the
- * count sees every create that went before, committed, on any replica.
+ * Registers a subscription for its team, unless the team holds `teamLimit` already
+ * (WebhookLimitError), and records it in the audit log by the same statement. The count and the
+ * insert run after the team's lock, each statement on a fresh snapshot (READ COMMITTED): the count
+ * sees every create of the team that went before, committed, on any replica.
  */
 export async function createWebhook(prisma: PrismaClient, input: NewWebhookInput): Promise<CreatedWebhook> {
   const secret = generateWebhookSecret();
   const description = input.description ?? null;
+  const { team, actor } = input;
   let rows: CreatedRow[];
   try {
     [, rows] = await prisma.$transaction([
-      prisma.$executeRaw`SELECT pg_advisory_xact_lock(${CREATE_WEBHOOK_LOCK}::bigint)`,
-      prisma.$queryRaw<CreatedRow[]>`
-        INSERT INTO public.webhook_subscriptions (url, description, secret)
-        SELECT ${input.url}::text, ${description}::text, ${secret}::text
-        WHERE (SELECT count(*) FROM public.webhook_subscriptions) < ${WEBHOOK_LIMIT}
-        RETURNING id::text AS id, url, description, created_at AS "createdAt"`,
+      prisma.$executeRaw`SELECT pg_advisory_xact_lock(${CREATE_WEBHOOK_LOCK_CLASS}::int, hashtext(${team}::text))`,
+      prisma.$queryRaw<CreatedRow[]>`WITH created AS (
+  INSERT INTO public.webhook_subscriptions (url, description, secret, team)
+  SELECT ${input.url}::text, ${description}::text, ${secret}::text, ${team}::varchar
+  WHERE (SELECT count(*) FROM public.webhook_subscriptions WHERE team = ${team}::varchar) < ${input.teamLimit}::int
+  RETURNING id::text AS id, url, description, team, created_at AS "createdAt"
+), audited AS (
+  INSERT INTO public.audit_events (${AUDIT_COLUMNS})
+  SELECT created.team, ${auditValues(actor, 'webhook.created', Prisma.sql`created.id`, { url: input.url })} FROM created
+)
+SELECT * FROM created`,
     ]);
   } catch (error) {
     throw translateError(error);
   }
   const [row] = rows;
-  if (row === undefined) throw new WebhookLimitError(WEBHOOK_LIMIT);
-  return { id: row.id, url: row.url, description: row.description, createdAt: row.createdAt, secret };
+  if (row === undefined) throw new WebhookLimitError(input.teamLimit, team);
+  return { ...row, secret };
 }

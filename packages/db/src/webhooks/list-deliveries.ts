@@ -1,5 +1,8 @@
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { AuditActor } from '../audit/audit-records.js';
+import { AUDIT_COLUMNS, auditValues } from '../audit/audit-sql.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
+import type { TeamScope } from './manage-webhooks.js';
 import { isWebhookId } from './webhook-id.js';
 import type { DeliveryPage, DeliveryRecord, DeliveryStatus } from './webhook-records.js';
 
@@ -39,18 +42,25 @@ interface DeliveryRow {
 
 /**
  * One page of a subscription's deliveries in ascending id order, each with every attempt
- * (oldest first), or null when there is no such subscription. Reads `limit + 1` deliveries at
- * most, along the (subscription_id, id) index, to know whether another page follows.
+ * (oldest first), or null when there is no such subscription (of `team`, when given: another
+ * team's answers as if it did not exist). Reads `limit + 1` deliveries at most, along the
+ * (subscription_id, id) index, to know whether another page follows.
  */
 export async function listDeliveries(
   prisma: PrismaClient,
   webhookId: string,
   { limit, after }: ListDeliveriesQuery,
+  { team }: TeamScope = {},
 ): Promise<DeliveryPage | null> {
   if (!isWebhookId(webhookId)) return null;
+  const owned = team === undefined ? {} : { team };
   try {
     const rows = await prisma.webhookDelivery.findMany({
-      where: { subscriptionId: webhookId, ...(after === undefined ? {} : { id: { gt: after } }) },
+      where: {
+        subscriptionId: webhookId,
+        ...(team === undefined ? {} : { subscription: owned }),
+        ...(after === undefined ? {} : { id: { gt: after } }),
+      },
       orderBy: { id: 'asc' },
       take: limit + 1,
       select: deliveryRecordSelect,
@@ -58,7 +68,10 @@ export async function listDeliveries(
     // A delivery proves its subscription exists (deleting one deletes its deliveries); only
     // an empty page needs to ask.
     if (rows.length === 0) {
-      const webhook = await prisma.webhookSubscription.findUnique({ where: { id: webhookId }, select: { id: true } });
+      const webhook = await prisma.webhookSubscription.findFirst({
+        where: { id: webhookId, ...owned },
+        select: { id: true },
+      });
       if (webhook === null) return null;
     }
     return { deliveries: rows.slice(0, limit).map(toDeliveryRecord), hasMore: rows.length > limit };
@@ -73,20 +86,32 @@ export async function listDeliveries(
  * dispatcher still busy with it finds the lease gone and records nothing (the resend is the
  * attempt that counts). The attempt count and the attempts are kept: a resent delivery that had
  * used its whole retry schedule gets one more attempt, then fails again; one still in its
- * schedule goes on from where it was. Null when the subscription has no such delivery.
+ * schedule goes on from where it was. Recorded in the audit log by the same statement. Null when
+ * the subscription (of `team`, when given) has no such delivery.
  */
 export async function resendDelivery(
   prisma: PrismaClient,
   webhookId: string,
   deliveryId: bigint,
+  { team, actor }: TeamScope & { readonly actor: AuditActor },
 ): Promise<DeliveryRecord | null> {
   if (!isWebhookId(webhookId)) return null;
   try {
-    const updated = await prisma.$executeRaw`
-      UPDATE public.webhook_deliveries
-      SET status = 'pending', next_attempt_at = now(), delivered_at = NULL, locked_until = NULL, lease_id = NULL
-      WHERE id = ${deliveryId} AND subscription_id = ${webhookId}::uuid`;
-    if (updated === 0) return null;
+    const resent = await prisma.$queryRaw<{ id: string }[]>`WITH owner AS (
+  SELECT id, team FROM public.webhook_subscriptions
+  WHERE id = ${webhookId}::uuid AND (${team ?? null}::varchar IS NULL OR team = ${team ?? null}::varchar)
+), resent AS (
+  UPDATE public.webhook_deliveries AS deliveries
+  SET status = 'pending', next_attempt_at = now(), delivered_at = NULL, locked_until = NULL, lease_id = NULL
+  FROM owner
+  WHERE deliveries.id = ${deliveryId.toString()}::bigint AND deliveries.subscription_id = owner.id
+  RETURNING deliveries.id::text AS id, owner.team
+), audited AS (
+  INSERT INTO public.audit_events (${AUDIT_COLUMNS})
+  SELECT resent.team, ${auditValues(actor, 'webhook.delivery_resent', Prisma.sql`resent.id`, { webhookId })} FROM resent
+)
+SELECT id FROM resent`;
+    if (resent.length === 0) return null;
     const row = await prisma.webhookDelivery.findFirst({
       where: { id: deliveryId, subscriptionId: webhookId },
       select: deliveryRecordSelect,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookLimitError } from '../errors.js';
 import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, testWebhook } from '../testing.js';
 import { claimDeliveries } from './claim-deliveries.js';
 import { createWebhook, WEBHOOK_LIMIT } from './create-webhook.js';
 import { listDeliveries, resendDelivery } from './list-deliveries.js';
@@ -49,12 +49,16 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
   });
 
   it('creates each with a fresh 32-byte whsec_ secret, and lists them in creation order without secrets', async () => {
-    const first = await createWebhook(client.prisma, { url: 'https://a.example/hook', description: 'Stock sync' });
-    const second = await createWebhook(client.prisma, { url: 'http://b.example:8080/in?x=1' });
+    const first = await createWebhook(
+      client.prisma,
+      testWebhook({ url: 'https://a.example/hook', description: 'Stock sync' }),
+    );
+    const second = await createWebhook(client.prisma, testWebhook({ url: 'http://b.example:8080/in?x=1' }));
     expect(first).toEqual({
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       url: 'https://a.example/hook',
       description: 'Stock sync',
+      team: 'default',
       createdAt: expect.any(Date),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
@@ -67,8 +71,8 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
   });
 
   it('deletes a webhook with its deliveries and their attempts, keeping the events; false for unknown ids', async () => {
-    const doomed = await createWebhook(client.prisma, { url: 'https://doomed.example/' });
-    const kept = await createWebhook(client.prisma, { url: 'https://kept.example/' });
+    const doomed = await createWebhook(client.prisma, testWebhook({ url: 'https://doomed.example/' }));
+    const kept = await createWebhook(client.prisma, testWebhook({ url: 'https://kept.example/' }));
     await insertPlantsFannedOut(client.sql, [
       { id: 1n, name: 'One' },
       { id: 2n, name: 'Two' },
@@ -76,17 +80,17 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     for (const claim of await claimFor(doomed.id)) await recordAttempt(client.sql, claim, outcome(false, 500));
     expect(await count(client, 'webhook_attempts')).toBe(2);
 
-    expect(await deleteWebhook(client.prisma, doomed.id)).toBe(true);
+    expect(await deleteWebhook(client.prisma, doomed.id, { actor: TEST_ACTOR })).toBe(true);
     expect(await listWebhooks(client.prisma)).toEqual([expect.objectContaining({ id: kept.id })]);
     expect(await listDeliveries(client.prisma, doomed.id, { limit: 10 })).toBeNull();
     expect(await count(client, 'webhook_attempts')).toBe(0);
     expect(await count(client, 'webhook_deliveries')).toBe(2); // kept's
     expect(await count(client, 'webhook_events')).toBe(2);
 
-    expect(await deleteWebhook(client.prisma, doomed.id)).toBe(false);
-    expect(await deleteWebhook(client.prisma, randomUUID())).toBe(false);
-    expect(await deleteWebhook(client.prisma, 'not-a-uuid')).toBe(false);
-    expect(await deleteWebhook(client.prisma, `${kept.id}'; DROP TABLE plants; --`)).toBe(false);
+    expect(await deleteWebhook(client.prisma, doomed.id, { actor: TEST_ACTOR })).toBe(false);
+    expect(await deleteWebhook(client.prisma, randomUUID(), { actor: TEST_ACTOR })).toBe(false);
+    expect(await deleteWebhook(client.prisma, 'not-a-uuid', { actor: TEST_ACTOR })).toBe(false);
+    expect(await deleteWebhook(client.prisma, `${kept.id}'; DROP TABLE plants; --`, { actor: TEST_ACTOR })).toBe(false);
   });
 
   it(`holds the limit of ${WEBHOOK_LIMIT} against 20 concurrent creates at 95`, async () => {
@@ -100,7 +104,10 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     try {
       const results = await Promise.allSettled(
         Array.from({ length: 20 }, (_, index) =>
-          createWebhook((index % 2 === 0 ? client : other).prisma, { url: `https://racer.example/${index}` }),
+          createWebhook(
+            (index % 2 === 0 ? client : other).prisma,
+            testWebhook({ url: `https://racer.example/${index}` }),
+          ),
         ),
       );
       const refused = results.filter((result) => result.status === 'rejected');
@@ -110,14 +117,14 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     } finally {
       if (other !== client) await other.close();
     }
-    await expect(createWebhook(client.prisma, { url: 'https://late.example/' })).rejects.toThrow(
-      `at most ${WEBHOOK_LIMIT} webhooks`,
+    await expect(createWebhook(client.prisma, testWebhook({ url: 'https://late.example/' }))).rejects.toThrow(
+      `team "default" has ${WEBHOOK_LIMIT} webhooks registered`,
     );
   });
 
   it('pages through a webhook’s deliveries in ascending id order, each with its attempts oldest first', async () => {
-    const webhook = await createWebhook(client.prisma, { url: 'https://paged.example/' });
-    const other = await createWebhook(client.prisma, { url: 'https://other.example/' });
+    const webhook = await createWebhook(client.prisma, testWebhook({ url: 'https://paged.example/' }));
+    const other = await createWebhook(client.prisma, testWebhook({ url: 'https://other.example/' }));
     const plantIds = [5n, -(2n ** 63n), 2n ** 63n - 1n, 3n, 4n];
     await insertPlantsFannedOut(
       client.sql,
@@ -175,19 +182,19 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     });
     expect(await listDeliveries(client.prisma, randomUUID(), { limit: 5 })).toBeNull();
     expect(await listDeliveries(client.prisma, 'nope', { limit: 5 })).toBeNull();
-    const quiet = await createWebhook(client.prisma, { url: 'https://quiet.example/' });
+    const quiet = await createWebhook(client.prisma, testWebhook({ url: 'https://quiet.example/' }));
     expect(await listDeliveries(client.prisma, quiet.id, { limit: 5 })).toEqual({ deliveries: [], hasMore: false });
   });
 
   it('resends a delivery of any status now, keeping its attempts; a holder of its lease then records nothing', async () => {
-    const webhook = await createWebhook(client.prisma, { url: 'https://resend.example/' });
-    const other = await createWebhook(client.prisma, { url: 'https://other.example/' });
+    const webhook = await createWebhook(client.prisma, testWebhook({ url: 'https://resend.example/' }));
+    const other = await createWebhook(client.prisma, testWebhook({ url: 'https://other.example/' }));
     await insertPlantsFannedOut(client.sql, [{ id: 1n, name: 'One' }]);
     const [claim] = await claimFor(webhook.id);
     if (!claim) throw new Error('a claim expected');
     await recordAttempt(client.sql, claim, outcome(true, 204));
 
-    const resent = await resendDelivery(client.prisma, webhook.id, claim.deliveryId);
+    const resent = await resendDelivery(client.prisma, webhook.id, claim.deliveryId, { actor: TEST_ACTOR });
     expect(resent).toMatchObject({
       id: claim.deliveryId,
       webhookId: webhook.id,
@@ -201,16 +208,20 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     if (!again) throw new Error('a claim expected');
 
     // Resent while leased: the lease is cleared, and the holder's outcome is not recorded.
-    await resendDelivery(client.prisma, webhook.id, claim.deliveryId);
+    await resendDelivery(client.prisma, webhook.id, claim.deliveryId, { actor: TEST_ACTOR });
     expect(await recordAttempt(client.sql, again, outcome(false, 500))).toBe(false);
     const [third] = await claimFor(webhook.id);
     expect(third).toMatchObject({ deliveryId: claim.deliveryId, attemptNumber: 2 });
     if (!third) throw new Error('a claim expected');
     await recordAttempt(client.sql, third, outcome(false, 500));
-    expect(await resendDelivery(client.prisma, webhook.id, claim.deliveryId)).toMatchObject({ status: 'pending' });
+    expect(await resendDelivery(client.prisma, webhook.id, claim.deliveryId, { actor: TEST_ACTOR })).toMatchObject({
+      status: 'pending',
+    });
 
-    expect(await resendDelivery(client.prisma, other.id, claim.deliveryId)).toBeNull();
-    expect(await resendDelivery(client.prisma, webhook.id, claim.deliveryId + 1_000n)).toBeNull();
-    expect(await resendDelivery(client.prisma, 'nope', claim.deliveryId)).toBeNull();
+    expect(await resendDelivery(client.prisma, other.id, claim.deliveryId, { actor: TEST_ACTOR })).toBeNull();
+    expect(
+      await resendDelivery(client.prisma, webhook.id, claim.deliveryId + 1_000n, { actor: TEST_ACTOR }),
+    ).toBeNull();
+    expect(await resendDelivery(client.prisma, 'nope', claim.deliveryId, { actor: TEST_ACTOR })).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, type TestStorage, testEngines, testWebhook } from '../testing.js';
 import { createWebhook } from './create-webhook.js';
 import { receiverOrigin } from './receiver-origin.js';
 
@@ -44,7 +44,7 @@ describe.each(testEngines())('the receiver column on %s', (engine) => {
   });
 
   it("keeps a subscription's receiver, and its pending deliveries', to its URL, whatever the writer says", async () => {
-    const webhook = await createWebhook(client.prisma, { url: 'https://Hooks.Example:443/plants' });
+    const webhook = await createWebhook(client.prisma, testWebhook({ url: 'https://Hooks.Example:443/plants' }));
     await insertPlantsFannedOut(client.sql, [
       { id: 1n, name: 'pending' },
       { id: 2n, name: 'delivered' },

@@ -1,32 +1,13 @@
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyMigrations } from '../migrate.js';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { storageOfPreviousVersion } from '../test-support/previous-version.js';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines } from '../testing.js';
 import { claimDeliveries } from './claim-deliveries.js';
 import { resendDelivery } from './list-deliveries.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 /** The migration that stores receivers (and that claims scan by). */
 const RECEIVERS_MIGRATION = '20261126111900_add_webhook_receivers';
 const TIMEOUT = 120_000;
-
-/** The committed migrations before RECEIVERS_MIGRATION: the schema a previous version ran on. */
-async function migrationsBeforeReceivers(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'plant-store-migrations-'));
-  await cp(MIGRATIONS_DIR, dir, { recursive: true });
-  const names = (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isDirectory());
-  expect(names.map((entry) => entry.name)).toContain(RECEIVERS_MIGRATION);
-  for (const entry of names) {
-    if (entry.name >= RECEIVERS_MIGRATION) await rm(join(dir, entry.name), { recursive: true });
-  }
-  return dir;
-}
 
 const SUBSCRIPTION = '6f1d3a52-7a4e-4c55-9a57-0d5b2e7e2b01';
 
@@ -45,31 +26,16 @@ INSERT INTO webhook_deliveries (event_id, subscription_id, status, attempt_count
 describe.each(testEngines())('upgrading to stored receivers on %s', (engine) => {
   let storage: TestStorage;
   let client: TestClient;
-  let migrationsDir: string;
 
   beforeAll(async () => {
-    migrationsDir = await migrationsBeforeReceivers();
     storage = await createTestStorage(engine);
-    if (engine === 'pglite') {
-      const pglite = await PGlite.create(join(storage.dataDir, 'pgdata'));
-      await applyMigrations({ kind: 'pglite', client: pglite }, { migrationsDir });
-      await pglite.exec(PREVIOUS_VERSION_ROWS);
-      await pglite.close();
-    } else {
-      const url = storage.databaseUrl ?? '';
-      await applyMigrations({ kind: 'postgres', connectionString: url }, { migrationsDir });
-      const previous = new pg.Client({ connectionString: url });
-      await previous.connect();
-      await previous.query(PREVIOUS_VERSION_ROWS);
-      await previous.end();
-    }
+    await storageOfPreviousVersion(storage, RECEIVERS_MIGRATION, PREVIOUS_VERSION_ROWS);
     // Applies the rest, RECEIVERS_MIGRATION among them.
     client = await openTestClient(storage);
   }, TIMEOUT);
   afterAll(async () => {
     await client?.close();
     await storage?.dispose();
-    if (migrationsDir) await rm(migrationsDir, { recursive: true, force: true });
   });
 
   const deliveries = () =>
@@ -97,7 +63,9 @@ describe.each(testEngines())('upgrading to stored receivers on %s', (engine) => 
     const [delivered] = await client.rows<{ id: string }>(
       `SELECT id::text AS id FROM webhook_deliveries WHERE event_id = 'msg_b'`,
     );
-    expect(await resendDelivery(client.prisma, SUBSCRIPTION, BigInt(delivered?.id ?? '0'))).not.toBeNull();
+    expect(
+      await resendDelivery(client.prisma, SUBSCRIPTION, BigInt(delivered?.id ?? '0'), { actor: TEST_ACTOR }),
+    ).not.toBeNull();
     expect(await deliveries()).toEqual([
       { event_id: 'msg_a', status: 'pending', receiver: 'https://hooks.example' },
       { event_id: 'msg_b', status: 'pending', receiver: 'https://hooks.example' },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertPlantsFannedOut, openTestClient, type TestClient } from '../test-support/open-test-client.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, type TestStorage, testEngines, testWebhook } from '../testing.js';
 import { createWebhook } from './create-webhook.js';
 import { deleteOldWebhookData } from './retention.js';
 
@@ -24,7 +24,7 @@ describe.each(testEngines())('webhook retention on %s', (engine) => {
     await client.sql.query('DELETE FROM webhook_subscriptions', []);
     await client.sql.query('DELETE FROM webhook_events', []);
     await client.sql.query('DELETE FROM plants', []);
-    await createWebhook(client.prisma, { url: 'https://receiver.example/hooks' });
+    await createWebhook(client.prisma, testWebhook({ url: 'https://receiver.example/hooks' }));
     const ids = Array.from({ length: plants }, (_, index) => BigInt(index + 1));
     await insertPlantsFannedOut(
       client.sql,

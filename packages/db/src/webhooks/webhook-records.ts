@@ -10,6 +10,8 @@ export interface WebhookRecord {
   /** Where events are POSTed: an absolute http(s) URL. */
   readonly url: string;
   readonly description: string | null;
+  /** The team that owns it. */
+  readonly team: string;
   readonly createdAt: Date;
 }
 
@@ -57,6 +59,8 @@ export interface DeliveryPage {
 /** A due delivery leased to one dispatcher until `leaseExpiresAt`. */
 export interface ClaimedDelivery {
   readonly deliveryId: bigint;
+  /** The team that owns its subscription: deliveries are shared fairly between teams too. */
+  readonly team: string;
   /** Proves the lease: recordAttempt and releaseClaim do nothing once another claim took over. */
   readonly leaseId: string;
   readonly leaseExpiresAt: Date;

@@ -9,8 +9,9 @@ export type SuccessStatus = 200 | 201 | 202 | 204;
 /** The groups operations are listed under, with what each holds. */
 export const OPERATION_TAGS = {
   plants: 'The plants in the store',
-  webhooks: 'Receivers of plant-created events, and their deliveries',
-  tokens: 'Bearer tokens: issued, listed and revoked by an administrator token',
+  webhooks: "Receivers of plant-created events, and their deliveries: each team's own",
+  tokens: "Bearer tokens: each team's issued, listed and revoked by its own tokens:manage token",
+  audit: "Who did what, when, from where: each team's log",
 } as const;
 
 /**
@@ -24,6 +25,13 @@ export interface OperationDeclaration {
   readonly tag: keyof typeof OPERATION_TAGS;
   /** The scope the bearer token must carry. */
   readonly scope: Scope;
+  /** Other scopes it must carry as well (creating a subscription, whose events carry plants, needs plants:read too). */
+  readonly alsoRequires?: readonly Scope[];
+  /**
+   * When it answers 403 besides a missing scope, as a clause following "the token lacks the
+   * scope" (issuing a token beyond what the caller may grant).
+   */
+  readonly forbiddenWhen?: string;
   readonly summary: string;
   /** What it does. The scope it needs and the body's limits are said where it is shown. */
   readonly description: string;

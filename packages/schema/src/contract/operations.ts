@@ -1,3 +1,4 @@
+import { AuditEventListSchema, ListAuditEventsQuerySchema } from '../audit.js';
 import { ListPlantsQuerySchema, PlantListSchema } from '../list.js';
 import { NewPlantSchema, StoredPlantSchema } from '../plant.js';
 import {
@@ -20,7 +21,8 @@ import {
 import type { OperationDeclaration } from './operation.js';
 
 const PAGE_QUERY_REFUSED = 'A query parameter is ill-formed or out of range, or given twice.';
-const NO_SUCH_WEBHOOK = 'No webhook has this id (an id that is not a UUID names none either).';
+const NO_SUCH_WEBHOOK =
+  "No webhook of the token's team has this id (another team's subscription answers as if it did not exist; an id that is not a UUID names none either).";
 
 /**
  * Every operation of the HTTP contract, declared once, by operation id. The service mounts a
@@ -91,7 +93,8 @@ export const operations = {
     tag: 'webhooks',
     scope: 'webhooks:manage',
     summary: 'List webhook subscriptions',
-    description: `Every registered webhook, oldest first (at most ${WEBHOOK_LIMIT}). Secrets are never listed.`,
+    description:
+      "The token's team's webhooks, oldest first (every team's with `platform:admin`). Secrets are never listed.",
     success: {
       status: 200,
       description: 'The subscriptions, oldest first (empty when none).',
@@ -104,12 +107,14 @@ export const operations = {
     path: '/webhooks',
     tag: 'webhooks',
     scope: 'webhooks:manage',
+    alsoRequires: ['plants:read'],
     summary: 'Register a webhook',
     description: [
-      'Registers a receiver: from now on, every plant created is POSTed to `url` (see the `plant.created` webhook of this document for the request it gets).',
+      "Registers a receiver for the token's team: from now on, every plant created is POSTed to `url` (see the `plant.created` webhook of this document for the request it gets).",
+      'Its events carry plants, so the token needs `plants:read` as well.',
       'The answer carries the signing `secret`, shown this once only: keep it to verify signatures.',
       `The URL must be an absolute http or https URL of at most ${WEBHOOK_URL_MAX_LENGTH} characters, without credentials or fragment, whose host is a public address (a name must resolve to public addresses only); private, loopback and link-local addresses are refused unless the service runs with \`WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true\`.`,
-      `At most ${WEBHOOK_LIMIT} webhooks may be registered.`,
+      `A team may hold at most ${WEBHOOK_LIMIT} webhooks by default (the service's \`WEBHOOKS_PER_TEAM_LIMIT\`).`,
     ].join(' '),
     body: { schema: NewWebhookSchema, description: 'The receiver to register' },
     success: {
@@ -119,7 +124,7 @@ export const operations = {
     },
     errors: {
       400: 'The body or its URL is refused: not JSON, a missing or ill-formed field, a URL that is not http(s), carries credentials or a fragment, or whose host is not a public address or does not resolve.',
-      409: `${WEBHOOK_LIMIT} webhooks are registered already: delete one first.`,
+      409: "The token's team holds as many webhooks as its limit: delete one first.",
     },
   },
   deleteWebhook: {
@@ -177,7 +182,7 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'List tokens',
     description: [
-      'Every token that is not revoked, oldest first: expired ones too, until they are revoked. Never the tokens themselves.',
+      "Every token of the token's team that is not revoked (every team's with `platform:admin`), oldest first: expired ones too, until they are revoked. Never the tokens themselves.",
       '`lastUsedAt` is written in batches, about once a minute by each replica: it may be up to a minute behind.',
     ].join(' '),
     success: { status: 200, description: 'The tokens, oldest first.', schema: TokenListSchema },
@@ -190,12 +195,15 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'Issue a token',
     description: [
-      'Issues a bearer token with the given scopes, optionally expiring at `expiresAt` and with a rate limit of its own.',
+      "Issues a bearer token for the token's team (or with `platform:admin`, for the `team` named) with the given scopes, optionally expiring at `expiresAt` and with a rate limit of its own.",
+      "A token grants only scopes it holds itself, and a team grants no longer a lifetime and no larger a rate limit than the platform allows (the service's `TOKEN_MAX_LIFETIME_DAYS` and `TOKEN_MAX_RATE_LIMIT`; a token without `expiresAt` counts as living for ever, and one without a rate limit as having the default one); beyond them the answer is 403 naming the rule.",
       'The answer carries the token itself as `token`, shown this once only: the service keeps only its hash.',
       `A rate limit is at most ${TOKEN_RATE_LIMIT_MAX_REQUESTS} requests per window of 1 to ${TOKEN_RATE_LIMIT_MAX_SECONDS} seconds; without one the service's default applies.`,
-      'Names are never reused: a revoked token keeps its name.',
+      'Names are never reused, and are unique ignoring case: a revoked token keeps its name.',
     ].join(' '),
     body: { schema: NewTokenSchema, description: 'The token to issue' },
+    forbiddenWhen:
+      'or asks for what it may not grant: a scope it does not hold itself, another team (without `platform:admin`), or a lifetime or rate limit beyond the platform policy',
     success: {
       status: 201,
       description: "Issued: the token's record and the token itself (shown this once only).",
@@ -203,7 +211,7 @@ export const operations = {
     },
     errors: {
       400: 'The body is refused: a missing or ill-formed field, an unknown or repeated scope, an `expiresAt` that is not in the future, or a rate limit out of range.',
-      409: 'A token with this name exists or existed (revoked names are not reused).',
+      409: 'A token with this name, in any case, exists or existed (revoked names are not reused); or the team holds as many active tokens as its limit.',
     },
   },
   revokeToken: {
@@ -213,10 +221,33 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'Revoke a token',
     description:
-      'Revokes the token: it stops authenticating at once on the replica that answers, and within 5 seconds on every other (their token caches). Its name stays taken.',
+      "Revokes the token (of the token's team; any team's with `platform:admin`): it stops authenticating at once on the replica that answers, and within 5 seconds on every other (they reload the active tokens every 5 s). Its name stays taken.",
     parameters: ['tokenName'],
     success: { status: 204, description: 'Revoked' },
-    errors: { 404: 'No active token has this name (it was never issued, or is revoked already).' },
+    errors: {
+      404: "No active token of the token's team has this name (it was never issued, is revoked already, or is another team's).",
+    },
+  },
+  listAuditEvents: {
+    method: 'GET',
+    path: '/audit-events',
+    tag: 'audit',
+    scope: 'tokens:manage',
+    summary: 'List audit events',
+    description: [
+      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created and deleted, delivery resent and plant deleted, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
+      "Each event is written in the same transaction as its action. Events are kept for the service's `AUDIT_RETENTION_DAYS` (365 by default).",
+      'Paged like `GET /plants`: when more events follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
+    ].join(' '),
+    parameters: ['auditLimit', 'auditAfter'],
+    query: ListAuditEventsQuerySchema,
+    success: {
+      status: 200,
+      description: 'The page of events, in ascending id order (empty when none).',
+      schema: AuditEventListSchema,
+      paged: true,
+    },
+    errors: { 400: PAGE_QUERY_REFUSED },
   },
 } as const satisfies Record<string, OperationDeclaration>;
 

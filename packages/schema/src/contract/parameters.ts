@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { AUDIT_EVENTS_PAGE_DEFAULT_LIMIT, AUDIT_EVENTS_PAGE_MAX_LIMIT, ListAuditEventsQuerySchema } from '../audit.js';
 import { ListPlantsQuerySchema, PLANTS_PAGE_DEFAULT_LIMIT, PLANTS_PAGE_MAX_LIMIT } from '../list.js';
 import { PlantIdSchema } from '../plant.js';
 import { TokenNameSchema } from '../token.js';
@@ -80,6 +81,18 @@ export const operationParameters = {
     name: 'after',
     description: afterDescription('deliveries'),
     schema: ListDeliveriesQuerySchema.entries.after,
+  },
+  auditLimit: {
+    in: 'query',
+    name: 'limit',
+    description: limitDescription(AUDIT_EVENTS_PAGE_DEFAULT_LIMIT, AUDIT_EVENTS_PAGE_MAX_LIMIT),
+    schema: ListAuditEventsQuerySchema.entries.limit,
+  },
+  auditAfter: {
+    in: 'query',
+    name: 'after',
+    description: afterDescription('events'),
+    schema: ListAuditEventsQuerySchema.entries.after,
   },
 } as const satisfies Record<string, ParameterDeclaration>;
 

@@ -1,13 +1,18 @@
 /**
- * What a bearer token may do, each scope with what it grants. `webhooks:manage` decides where
- * the service sends requests, and `tokens:manage` can issue a token with any scope, so no token
- * gets either unasked.
+ * What a bearer token may do, each scope with what it grants. Every token belongs to a team, and
+ * the manage scopes reach that team's tokens and subscriptions only; `platform:admin` lifts that
+ * wall. `webhooks:manage` decides where the service sends requests, and `tokens:manage` issues
+ * tokens, so no token gets either unasked.
  */
 export const SCOPE_DESCRIPTIONS = {
   'plants:read': 'list and fetch plants',
   'plants:write': 'create and delete plants',
-  'webhooks:manage': 'register, list and delete webhooks; list and resend their deliveries',
-  'tokens:manage': 'issue, list and revoke bearer tokens (any scope: it is an administrator scope)',
+  'webhooks:manage':
+    "register (with plants:read too), list and delete its team's webhooks; list and resend their deliveries",
+  'tokens:manage':
+    "issue, list and revoke its team's bearer tokens, granting only scopes it holds, within the platform's limits; read its team's audit log",
+  'platform:admin':
+    "the platform operator's: with tokens:manage and webhooks:manage, every team's tokens, subscriptions and audit log, and tokens for any team",
 } as const;
 export type Scope = keyof typeof SCOPE_DESCRIPTIONS;
 

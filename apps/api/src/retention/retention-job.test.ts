@@ -29,8 +29,8 @@ describe('startRetentionJob', () => {
   it('works off the old rows in batches until a batch comes back short', async () => {
     const db = oldRows(1_050, 400);
     const job = startRetentionJob({
-      db,
-      olderThanMs: 1_000,
+      name: 'webhook retention',
+      deleteBatch: async (batchSize) => ({ ...(await db.deleteOldWebhookData({ olderThanMs: 1_000, batchSize })) }),
       intervalMs: 60_000,
       batchSize: 500,
       maxBatchesPerRun: 20,
@@ -45,8 +45,8 @@ describe('startRetentionJob', () => {
   it('leaves a large backlog to later runs past maxBatchesPerRun', async () => {
     const db = oldRows(10_000, 0);
     const job = startRetentionJob({
-      db,
-      olderThanMs: 1_000,
+      name: 'webhook retention',
+      deleteBatch: async (batchSize) => ({ ...(await db.deleteOldWebhookData({ olderThanMs: 1_000, batchSize })) }),
       intervalMs: 60_000,
       batchSize: 100,
       maxBatchesPerRun: 5,
