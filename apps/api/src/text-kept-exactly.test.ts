@@ -5,7 +5,7 @@
  * description, no U+0000, no lone surrogate), leaning on what decoders like to drop or change:
  * a leading U+FEFF (PGlite's decoder dropped it: see packages/db/src/pglite-exact-text.ts),
  * other format characters, bidi controls, astral characters and control characters that JSON
- * escapes, beside ordinary text.
+ * escapes, beside ordinary text. A replayed create is compared too: it answers with the row read back.
  */
 import { testEngines } from '@plant-store/db/testing';
 import { parseJson, stringifyJson } from '@plant-store/schema';
@@ -164,6 +164,11 @@ describe.each(testEngines())('text kept exactly on %s', (engine) => {
         const answered = await call(service.url, '/plants', token, { body: plantJson });
         expect(answered.status).toBe(200);
         expectSameBytes('POST /plants', answered.bytes, plantJson);
+
+        // A replay answers with the stored row, read back from the database.
+        const replayed = await call(service.url, '/plants', token, { body: plantJson });
+        expect(replayed.status).toBe(200);
+        expectSameBytes('POST /plants, replayed', replayed.bytes, plantJson);
 
         const read = await call(service.url, `/plants/${id}`, token);
         expect(read.status).toBe(200);
