@@ -173,7 +173,7 @@ const EnvSchema = v.object({
     ),
     'plant-store',
   ),
-  // Traces: the standard OpenTelemetry variables (see the README's Traces section).
+  // Traces: the standard OpenTelemetry variables (see docs/operations.md#traces).
   OTEL_SDK_DISABLED: booleanVariable('OTEL_SDK_DISABLED', 'false'),
   OTEL_TRACES_EXPORTER: v.optional(
     v.pipe(v.string(), v.picklist(['otlp', 'none'], 'OTEL_TRACES_EXPORTER must be otlp or none')),

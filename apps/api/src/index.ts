@@ -11,8 +11,9 @@
 import { DataDirLockedError, MigrationsPendingError, TokenNameTakenError, TokenNotFoundError } from '@plant-store/db';
 import { runMigrateCommand } from './cli/migrate-command.js';
 import { runServeCommand } from './cli/serve-command.js';
-import { runTokenCommand, USAGE as TOKEN_USAGE, UsageError } from './cli/token-command.js';
+import { EmbeddedDatabaseInUseError, runTokenCommand, USAGE as TOKEN_USAGE, UsageError } from './cli/token-command.js';
 import { ConfigError, loadConfig } from './config.js';
+import { PortUnavailableError } from './http/port-unavailable-error.js';
 import { createLogger, createLogOutput } from './logger.js';
 
 export const USAGE = `Usage: plant-store [command]   (in a checkout: pnpm start, pnpm run token ..., pnpm db:migrate)
@@ -21,14 +22,16 @@ export const USAGE = `Usage: plant-store [command]   (in a checkout: pnpm start,
   migrate                    apply pending database migrations, then exit
   token create|list|revoke   manage bearer tokens; plant-store token --help for more
 
-Configuration comes from the environment: see the README's Configuration table.`;
+Configuration comes from the environment: see docs/configuration.md.`;
 
 /** Failures a person can act on: one line, no stack trace. */
 const EXPECTED_ERRORS = [
   UsageError,
   ConfigError,
   DataDirLockedError,
+  EmbeddedDatabaseInUseError,
   MigrationsPendingError,
+  PortUnavailableError,
   TokenNameTakenError,
   TokenNotFoundError,
 ];

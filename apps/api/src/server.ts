@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { PortUnavailableError, type PortVariable } from './http/port-unavailable-error.js';
 import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
@@ -207,9 +208,9 @@ async function startServing(
   let url: string;
   let metricsUrl: string | undefined;
   try {
-    url = await listen(server, config.port, config.host);
+    url = await listen(server, config.port, config.host, 'PORT');
     if (metricsServer && typeof config.metrics === 'object') {
-      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.host)}${METRICS_PATH}`;
+      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.host, 'METRICS_PORT')}${METRICS_PATH}`;
     } else if (metrics) {
       metricsUrl = `${url}${METRICS_PATH}`;
     }
@@ -280,12 +281,16 @@ function describeTracing(tracing: TracingOn): string {
   return `${tracing.exporter.protocol} to ${url.origin}${url.pathname}`;
 }
 
-/** Listens; resolves with `http://host:port` as bound (the real port when `port` is 0). */
-function listen(server: Server, port: number, host: string): Promise<string> {
+/**
+ * Listens; resolves with `http://host:port` as bound (the real port when `port` is 0). A port
+ * that is taken (or not allowed) rejects with PortUnavailableError naming `variable`.
+ */
+function listen(server: Server, port: number, host: string, variable: PortVariable): Promise<string> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: Error) => reject(PortUnavailableError.from(error, variable, port, host) ?? error);
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       const bound = (server.address() as AddressInfo).port;
       resolve(`http://${host.includes(':') ? `[${host}]` : host}:${bound}`);
     });

@@ -1,6 +1,7 @@
+import { createServer } from 'node:net';
 import { openDatabase } from '@plant-store/db';
-import { testEngines, testToken } from '@plant-store/db/testing';
-import { describe, expect, it } from 'vitest';
+import { createTestStorage, testEngines, testToken } from '@plant-store/db/testing';
+import { afterEach, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
 import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
 import { serviceLifecycle } from './test-support/service-lifecycle.js';
@@ -123,6 +124,73 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
 });
 
 describe('the plant-store entrypoint', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** A port held by another program (a plain listening socket) until the test ends. */
+  async function takenPort(): Promise<number> {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => holder.close(() => resolve())));
+    const address = holder.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return address.port;
+  }
+
+  async function embeddedStorageEnv(): Promise<Record<string, string>> {
+    const storage = await createTestStorage('pglite', { migrated: true });
+    cleanups.push(() => storage.dispose());
+    return storageEnv(storage);
+  }
+
+  /** The error-level log lines a process wrote on stderr. */
+  function errorLines(stderr: string): string[] {
+    return stderr.split('\n').filter((line) => line.includes('"level":"error"'));
+  }
+
+  it('fails on a port in use with one line naming PORT (or METRICS_PORT), no stack', async () => {
+    const env = await embeddedStorageEnv();
+    const port = await takenPort();
+    const onApiPort = await collect(spawnApi([], { ...env, HOST: '127.0.0.1', PORT: String(port) }));
+    expect(onApiPort.code).toBe(1);
+    const [line, ...more] = errorLines(onApiPort.stderr);
+    expect(more).toEqual([]);
+    expect(line).toContain(
+      `port ${port} on 127.0.0.1 is already in use (another Plant Store, or another program): stop that, or choose another port with PORT, e.g. PORT=${port + 1}`,
+    );
+    expect(onApiPort.stderr).not.toContain('"stack"');
+
+    const onMetricsPort = await collect(
+      spawnApi([], { ...env, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: String(port) }),
+    );
+    expect(onMetricsPort.code).toBe(1);
+    const [metricsLine, ...moreMetrics] = errorLines(onMetricsPort.stderr);
+    expect(moreMetrics).toEqual([]);
+    expect(metricsLine).toContain(`choose another port with METRICS_PORT, e.g. METRICS_PORT=${port + 1}`);
+    expect(onMetricsPort.stderr).not.toContain('"stack"');
+  });
+
+  it('says what to do when the token command meets the running service on the embedded database', async () => {
+    const env = await embeddedStorageEnv();
+    const service = await startServiceProcess(env);
+    cleanups.push(() => service.kill());
+    const listed = await collect(spawnApi(['token', 'list'], env));
+    expect(listed.code).toBe(2);
+    expect(listed.stdout).toBe('');
+    expect(listed.stderr.trimEnd().split('\n')).toEqual([
+      `plant-store token: the embedded database in ${env.DATA_DIR} is open in a running Plant Store service (one process at a time): ` +
+        'stop the service (Ctrl+C where it runs), run this command again, then start the service again; ' +
+        'or, while it runs, manage tokens over HTTP with a tokens:manage token (POST /tokens, GET /tokens, ' +
+        'DELETE /tokens/NAME: see docs/tokens.md)',
+    ]);
+    // Once the service has stopped, the same command works.
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expect((await collect(spawnApi(['token', 'list'], env))).code).toBe(0);
+  });
+
   it('refuses to start in production without DATABASE_URL, saying how to allow the embedded database', async () => {
     const { code, stderr } = await collect(spawnApi([], { NODE_ENV: 'production', DATABASE_URL: '' }));
     expect(code).toBe(1);

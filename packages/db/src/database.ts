@@ -18,6 +18,7 @@ import {
   observed,
   type TraceDatabaseCalls,
 } from './observe.js';
+import { createPGliteKeepingText } from './pglite-exact-text.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
 import { deletePlant } from './plants/delete-plant.js';
 import type { PlantPage } from './plants/list-plants.js';
@@ -250,7 +251,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   });
   let pglite: PGlite | undefined;
   try {
-    pglite = await PGlite.create(join(dataDir, 'pgdata'));
+    pglite = await createPGliteKeepingText(join(dataDir, 'pgdata'));
     const applied = await migrateOrCheck({ kind: 'pglite', client: pglite }, options);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;

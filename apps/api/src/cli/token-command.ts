@@ -1,6 +1,13 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type AuditActor, commandLineActor, type Database, openDatabase, type TokenRecord } from '@plant-store/db';
+import {
+  type AuditActor,
+  commandLineActor,
+  type Database,
+  DataDirLockedError,
+  openDatabase,
+  type TokenRecord,
+} from '@plant-store/db';
 import { DEFAULT_TEAM, isScope, NewTokenSchema, SCOPES, type Scope, TeamNameSchema } from '@plant-store/schema';
 import * as v from 'valibot';
 import type { Config } from '../config.js';
@@ -20,15 +27,32 @@ and webhooks only, unless it has platform:admin.
 Scopes: ${SCOPES.join(', ')}. Without --scope a token gets ${DEFAULT_TOKEN_SCOPES.join(' and ')};
 repeat --scope to choose, e.g. --scope plants:read --scope webhooks:manage. A token with
 tokens:manage issues, lists and revokes its team's tokens over HTTP (POST /tokens, GET /tokens, DELETE /tokens/NAME).
---expires-at: an RFC 3339 time in the future (2030-01-01T00:00:00Z); without it, the token never expires.
+--expires-at: an RFC 3339 time in the future (2031-01-01T00:00:00Z); without it, the token never expires.
 --rate-limit: its own limit, e.g. 600/60 for 600 requests a minute; without it, TOKEN_RATE_LIMIT applies.
 
-Works on the configured database: DATABASE_URL, or the embedded one in DATA_DIR (stop the service first).`;
+Works on the configured database: DATABASE_URL (the service may keep running), or the embedded one in
+DATA_DIR, which only one process can open: stop the service first.`;
 
 const RATE_LIMIT = /^(\d{1,15})\/(\d{1,15})$/;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/**
+ * The embedded database is open in another process, the running service most likely: PGlite
+ * serves one process at a time. Says what to do instead, in one line.
+ */
+export class EmbeddedDatabaseInUseError extends Error {
+  override readonly name = 'EmbeddedDatabaseInUseError';
+  constructor(readonly dataDir: string) {
+    super(
+      `the embedded database in ${dataDir} is open in a running Plant Store service (one process at a time): ` +
+        'stop the service (Ctrl+C where it runs), run this command again, then start the service again; ' +
+        'or, while it runs, manage tokens over HTTP with a tokens:manage token (POST /tokens, GET /tokens, ' +
+        'DELETE /tokens/NAME: see docs/tokens.md)',
+    );
+  }
 }
 
 export interface Output {
@@ -174,6 +198,8 @@ async function withDatabase(config: Config, work: (db: Database) => Promise<void
     poolSize: 1,
     lockWaitMs: 0,
     migrate: config.migrateOnStart,
+  }).catch((error: unknown) => {
+    throw error instanceof DataDirLockedError ? new EmbeddedDatabaseInUseError(error.dataDir) : error;
   });
   try {
     await work(db);

@@ -124,7 +124,7 @@ const EXAMPLE_TOKEN = {
   team: 'inventory',
   scopes: ['plants:read', 'plants:write'],
   createdAt: '2026-11-23T10:48:07.123Z',
-  expiresAt: '2027-11-23T00:00:00.000Z',
+  expiresAt: '2031-11-23T00:00:00.000Z',
   lastUsedAt: '2026-11-25T08:14:00.512Z',
   rateLimit: { requests: 600, perSeconds: 60 },
 } satisfies Token;

@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 export interface ReceivedWebhook {
   readonly receivedAt: number;
   readonly headers: Record<string, string>;
-  /** The body exactly as sent. */
+  /** The body as sent, decoded as UTF-8. */
   readonly body: string;
+  /** The body's bytes exactly as sent. */
+  readonly bytes: Buffer;
 }
 
 /**
@@ -41,7 +43,8 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       for (const [name, value] of Object.entries(request.headers)) {
         if (typeof value === 'string') headers[name] = value;
       }
-      const entry = { receivedAt: performance.now(), headers, body: Buffer.concat(chunks).toString('utf8') };
+      const bytes = Buffer.concat(chunks);
+      const entry = { receivedAt: performance.now(), headers, body: bytes.toString('utf8'), bytes };
       const index = received.push(entry) - 1;
       for (const wake of waiters.splice(0)) wake();
       const answer = decide(entry, index);
