@@ -196,7 +196,10 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.entries
 
 /** Limits on the HTTP connections of the API's port (the metrics port has its own, small ones). */
 export interface ConnectionsConfig {
-  /** Open connections at most; beyond it a new connection is closed as soon as it is accepted. */
+  /**
+   * Open connections at most; at the cap a new connection closes the longest-waiting one of the
+   * address holding the most (see guardConnections), or is closed itself when every one is busy.
+   */
   readonly max: number;
   /** A request's headers must have arrived this long after its first byte. */
   readonly headersTimeoutMs: number;
