@@ -313,8 +313,9 @@ describe('Redis unreachable: each process limits alone (fail open to per-process
       expect(await statuses(service.url, after.token, 4)).toEqual([200, 200, 200, 429]);
       expect(await countIn(after.key)).toBe('4');
 
-      // Frozen (SIGSTOP): the connection stays open and nothing answers. A request waits for the
-      // command timeout (250 ms), then is counted per process.
+      // Frozen (SIGSTOP): the connection stays open and nothing answers. The first request waits
+      // for the command timeout (250 ms); every one is counted per process (more in
+      // rate-limits-frozen-redis.test.ts).
       const frozen = await issue('frozen');
       redis.freeze();
       const stalled = [];
