@@ -69,6 +69,14 @@ function startHolder(port: number, count: number, localAddress: string): { state
   });
   let latest: HolderState = { open: 0, opened: 0, closedByServer: 0 };
   let pending = '';
+  let stderr = '';
+  let exited: number | null | undefined;
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.once('exit', (code) => {
+    exited = code;
+  });
   child.stdout?.on('data', (chunk: Buffer) => {
     pending += chunk.toString();
     const lines = pending.split('\n');
@@ -76,7 +84,12 @@ function startHolder(port: number, count: number, localAddress: string): { state
     const last = lines.at(-1);
     if (last) latest = JSON.parse(last) as HolderState;
   });
-  return { state: () => latest };
+  return {
+    state: () => {
+      if (exited !== undefined) throw new Error(`the connection holder exited (code ${exited}): ${stderr}`);
+      return latest;
+    },
+  };
 }
 
 type ProbeResult = { readonly status: number; readonly ms: number } | { readonly failed: string };

@@ -70,14 +70,21 @@ export function guardConnections(
     socket.destroy();
   }
 
-  /** The longest-waiting connection of the address holding the most connections, if any waits. */
+  /**
+   * The longest-waiting connection of the address holding the most connections (of two holding as
+   * many, the one whose connection has waited longer), if any waits.
+   */
   function evictionCandidate(): Socket | undefined {
-    let chosen: AddressConnections | undefined;
+    let chosen: { readonly open: number; readonly socket: Socket; readonly since: number } | undefined;
     for (const connections of byAddress.values()) {
-      if (connections.waiting.size > 0 && (chosen === undefined || connections.open > chosen.open))
-        chosen = connections;
+      const socket: Socket | undefined = connections.waiting.values().next().value;
+      if (socket === undefined || (chosen !== undefined && connections.open < chosen.open)) continue;
+      const since = waitingSince.get(socket) ?? 0;
+      if (chosen === undefined || connections.open > chosen.open || since < chosen.since) {
+        chosen = { open: connections.open, socket, since };
+      }
     }
-    return chosen?.waiting.values().next().value;
+    return chosen?.socket;
   }
 
   server.on('connection', (socket: Socket) => {
