@@ -210,6 +210,8 @@ async function floodRound(
       ...options.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
+      // Metrics measured and served on the API port, as the bench has always run them.
+      METRICS_ON_API_PORT: 'true',
       ALLOW_EMBEDDED_DATABASE: 'true',
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...limitEnv,

@@ -227,6 +227,8 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
       ...options.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
+      // Metrics measured and served on the API port, as the bench has always run them.
+      METRICS_ON_API_PORT: 'true',
       // The bench runs production settings on the embedded database too.
       ALLOW_EMBEDDED_DATABASE: 'true',
       SHUTDOWN_TIMEOUT_MS: '5000',

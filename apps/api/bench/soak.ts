@@ -161,6 +161,8 @@ async function main(): Promise<number> {
     HOME: process.env.HOME ?? '',
     DATABASE_URL: database.url,
     NODE_ENV: 'production',
+    // Metrics measured and served on the API port, as the soak has always run them.
+    METRICS_ON_API_PORT: 'true',
     WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
   };
   const token = await issueToken(API_ROOT, env, {

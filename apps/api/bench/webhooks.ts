@@ -248,6 +248,8 @@ async function benchEngine(
       ...options.base.childEnv,
       ...storage.env,
       NODE_ENV: 'production',
+      // Metrics measured and served on the API port, as the bench has always run them.
+      METRICS_ON_API_PORT: 'true',
       // The bench runs production settings on the embedded database too.
       ALLOW_EMBEDDED_DATABASE: 'true',
       LOG_LEVEL: 'warn',

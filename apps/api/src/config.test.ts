@@ -28,7 +28,23 @@ describe('loadConfig: logs and metrics', () => {
     expect(loadConfig({ METRICS_ENABLED: 'false', METRICS_PORT: '9464' }).metrics).toBe('off');
   });
 
+  it('serves /metrics on the API port in production only when asked to, and nowhere without METRICS_PORT', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/plants' };
+    expect(loadConfig(production).metrics).toBe('off');
+    expect(loadConfig({ ...production, METRICS_PORT: '9464' }).metrics).toEqual({ port: 9464 });
+    expect(loadConfig({ ...production, METRICS_ON_API_PORT: 'true' }).metrics).toBe('app');
+    expect(loadConfig({ ...production, METRICS_ON_API_PORT: 'false' }).metrics).toBe('off');
+    // Development keeps it on the API port unless told otherwise.
+    expect(loadConfig({ METRICS_ON_API_PORT: 'false' }).metrics).toBe('off');
+    expect(loadConfig({ METRICS_ON_API_PORT: 'true' }).metrics).toBe('app');
+    expect(loadConfig({ METRICS_ON_API_PORT: 'false', METRICS_PORT: '9464' }).metrics).toEqual({ port: 9464 });
+  });
+
   it('refuses bad metrics settings with a message naming them', () => {
+    expect(() => loadConfig({ METRICS_ON_API_PORT: 'yes' })).toThrow('METRICS_ON_API_PORT must be true or false');
+    expect(() => loadConfig({ METRICS_ON_API_PORT: 'true', METRICS_PORT: '9464' })).toThrow(
+      'METRICS_ON_API_PORT=true and METRICS_PORT both say where /metrics goes; set one',
+    );
     expect(() => loadConfig({ METRICS_ENABLED: 'yes' })).toThrow('METRICS_ENABLED must be true or false');
     expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrow('METRICS_PORT must be an integer from 0 to 65535');
     expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow('METRICS_PORT must differ from PORT');
@@ -174,7 +190,12 @@ describe('deploy/plant-store.env.example', () => {
     const set = Object.fromEntries(
       named.filter(([line]) => !line.startsWith('#')).map(([, name, value]) => [name, value]),
     );
-    expect(loadConfig(set)).toMatchObject({ production: true, databaseUrl: set.DATABASE_URL, port: 3000 });
+    expect(loadConfig(set)).toMatchObject({
+      production: true,
+      databaseUrl: set.DATABASE_URL,
+      port: 3000,
+      metrics: { port: 9464 },
+    });
   });
 });
 

@@ -91,6 +91,14 @@ const EnvSchema = v.object({
   ),
   METRICS_ENABLED: booleanVariable('METRICS_ENABLED', 'true'),
   METRICS_PORT: v.optional(integerVariable('METRICS_PORT', 0, 65535)),
+  // Unset: /metrics on the API port in development, nowhere in production (without METRICS_PORT).
+  METRICS_ON_API_PORT: v.optional(
+    v.pipe(
+      v.string(),
+      v.picklist(['true', 'false'], 'METRICS_ON_API_PORT must be true or false'),
+      v.transform((value) => value === 'true'),
+    ),
+  ),
   WEBHOOKS_DISPATCH: booleanVariable('WEBHOOKS_DISPATCH', 'true'),
   [ALLOW_PRIVATE_NETWORKS_SETTING]: booleanVariable(ALLOW_PRIVATE_NETWORKS_SETTING, 'false'),
   WEBHOOKS_RETRY_SCHEDULE: v.optional(
@@ -219,7 +227,10 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.entries
 
 /** Limits on the HTTP connections of the API's port (the metrics port has its own, small ones). */
 export interface ConnectionsConfig {
-  /** Open connections at most; beyond it a new connection is closed as soon as it is accepted. */
+  /**
+   * Open connections at most; at the cap a new connection closes the longest-waiting one of the
+   * address holding the most (see guardConnections), or is closed itself when every one is busy.
+   */
   readonly max: number;
   /** A request's headers must have arrived this long after its first byte. */
   readonly headersTimeoutMs: number;
@@ -247,8 +258,10 @@ export interface Config {
   readonly migrateOnStart: boolean;
   readonly logLevel: LogLevel;
   /**
-   * Where `GET /metrics` is served: `'app'` on the API's own port (METRICS_PORT unset),
-   * `{ port }` on a listener of its own (same HOST), `'off'` nowhere, and nothing is measured.
+   * Where `GET /metrics` is served: `{ port }` on a listener of its own (METRICS_PORT, same HOST);
+   * `'app'` on the API's own port (without METRICS_PORT, in development or with
+   * METRICS_ON_API_PORT=true); `'off'` nowhere, and nothing is measured (METRICS_ENABLED=false,
+   * or production without METRICS_PORT: the API port is the public one).
    */
   readonly metrics: 'off' | 'app' | { readonly port: number };
   readonly webhooks: WebhooksConfig;
@@ -347,6 +360,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === parsed.PORT) {
     throw new ConfigError('invalid configuration: METRICS_PORT must differ from PORT');
   }
+  if (parsed.METRICS_PORT !== undefined && parsed.METRICS_ON_API_PORT === true) {
+    throw new ConfigError(
+      'invalid configuration: METRICS_ON_API_PORT=true and METRICS_PORT both say where /metrics goes; set one',
+    );
+  }
   // A delivery must finish (or time out) well before its lease ends, or another replica would
   // start a second one while the first is still running.
   if (parsed.WEBHOOKS_LEASE_MS < 2 * parsed.WEBHOOKS_TIMEOUT_MS) {
@@ -372,9 +390,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parsed.LOG_LEVEL,
     metrics: !parsed.METRICS_ENABLED
       ? 'off'
-      : parsed.METRICS_PORT === undefined
-        ? 'app'
-        : { port: parsed.METRICS_PORT },
+      : parsed.METRICS_PORT !== undefined
+        ? { port: parsed.METRICS_PORT }
+        : // It lists every token by name: never public unless asked for.
+          (parsed.METRICS_ON_API_PORT ?? !production)
+          ? 'app'
+          : 'off',
     webhooks: {
       dispatch: parsed.WEBHOOKS_DISPATCH,
       allowPrivateNetworks: parsed.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,

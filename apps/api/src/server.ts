@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { guardConnections } from './http/connection-guard.js';
 import { PortUnavailableError, type PortVariable } from './http/port-unavailable-error.js';
 import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
@@ -27,6 +28,8 @@ const RETENTION_BATCH_SIZE = 500;
 const RETENTION_MAX_BATCHES_PER_RUN = 20;
 /** How long a start waits for Redis before serving with per-process limits (it goes on trying). */
 const REDIS_READY_WAIT_MS = 2_000;
+/** How often the API port's connections are checked against their timeouts. */
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 /** Client addresses whose failed authentications are remembered at once (about 100 bytes each). */
 const AUTH_FAILURE_MAX_ADDRESSES = 10_000;
 
@@ -198,7 +201,13 @@ async function startServing(
     ...(tracing ? { tracing } : {}),
   });
   const server = createServer(serverOptions(config.connections), requestLoad.track(app.callback()));
-  server.maxConnections = config.connections.max;
+  // At the cap a newcomer evicts the longest-waiting connection of the busiest client address; one
+  // without a request in progress for the headers (or keep-alive) timeout is closed.
+  guardConnections(server, {
+    max: config.connections.max,
+    idleMs: Math.max(config.connections.headersTimeoutMs, config.connections.keepAliveTimeoutMs),
+    checkIntervalMs: CONNECTIONS_CHECK_INTERVAL_MS,
+  });
   server.on('clientError', answerClientError);
   // Probes and the scraper on their own port, so a flood of the API's port cannot starve them.
   const metricsServer =
@@ -271,7 +280,7 @@ export function serverOptions(connections: ConnectionsConfig): ServerOptions {
     headersTimeout: connections.headersTimeoutMs,
     requestTimeout: connections.requestTimeoutMs,
     keepAliveTimeout: connections.keepAliveTimeoutMs,
-    connectionsCheckingInterval: 1_000,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
   };
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import composeverter from 'composeverter';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { type IJob, Job } from 'kubernetes-models/batch/v1';
+import { type INetworkPolicy, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { type IService, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -50,8 +51,19 @@ describe('compose.yaml', () => {
         DATABASE_URL: expect.stringMatching(/^postgres:\/\/.*@postgres:5432\//),
       },
       depends_on: { migrate: { condition: 'service_completed_successfully' } },
-      ports: ['3000:3000'],
     });
+    expect(compose.services.api.ports).toContain('3000:3000');
+  });
+
+  it('serves /metrics on the platform port, published on loopback only, and shares rate limits through its Redis', async () => {
+    const compose = parse(await read('compose.yaml'));
+    const api = compose.services.api;
+    expect(api.environment).toMatchObject({ METRICS_PORT: '9464', REDIS_URL: 'redis://redis:6379' });
+    // Every published port: the API's on any address, the platform's on loopback alone.
+    expect(api.ports).toEqual(['3000:3000', '127.0.0.1:9464:9464']);
+    expect(compose.services.redis.image).toMatch(/^docker\.io\/library\/redis:/);
+    expect(compose.services.redis.ports).toBeUndefined();
+    expect(api.depends_on.redis).toEqual({ condition: 'service_healthy' });
   });
 });
 
@@ -72,8 +84,8 @@ describe('deploy/kubernetes', () => {
    * A manifest as its kind's model, validated against the Kubernetes API schema: what the YAML
    * holds is only assumed to be that kind until validate() has passed.
    */
-  function toModel(document: Record<string, unknown>): Deployment | Job | Service | undefined {
-    let model: Deployment | Job | Service;
+  function toModel(document: Record<string, unknown>): Deployment | Job | Service | NetworkPolicy | undefined {
+    let model: Deployment | Job | Service | NetworkPolicy;
     switch (`${document.apiVersion}/${document.kind}`) {
       case 'apps/v1/Deployment':
         model = new Deployment(document as unknown as IDeployment);
@@ -83,6 +95,9 @@ describe('deploy/kubernetes', () => {
         break;
       case 'v1/Service':
         model = new Service(document as unknown as IService);
+        break;
+      case 'networking.k8s.io/v1/NetworkPolicy':
+        model = new NetworkPolicy(document as unknown as INetworkPolicy);
         break;
       case 'kustomize.config.k8s.io/v1beta1/Kustomization':
         return undefined;
@@ -97,9 +112,24 @@ describe('deploy/kubernetes', () => {
     const all = await manifests();
     for (const { document } of all) toModel(document);
     const kustomization = all.find(({ document }) => document.kind === 'Kustomization')?.document;
-    const resources = all.filter(({ document }) => document.kind !== 'Kustomization').map(({ file }) => file);
+    // Each file once, however many documents it holds.
+    const resources = [
+      ...new Set(all.filter(({ document }) => document.kind !== 'Kustomization').map(({ file }) => file)),
+    ];
     expect([...((kustomization?.resources as string[] | undefined) ?? [])].sort()).toEqual([...resources].sort());
   });
+
+  /** Every validated model of the manifests. */
+  async function models() {
+    return (await manifests()).flatMap(({ document }) => {
+      const model = toModel(document);
+      return model === undefined ? [] : [model];
+    });
+  }
+
+  /** Whether `labels` has every pair `selector` asks for. */
+  const selects = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
+    selector !== undefined && Object.entries(selector).every(([key, value]) => labels?.[key] === value);
 
   it('would be refused if a manifest broke the schema: the validator is not a formality', () => {
     const broken = {
@@ -133,5 +163,75 @@ describe('deploy/kubernetes', () => {
     }
     // Longer than the service's drain (SHUTDOWN_TIMEOUT_MS, 10 s) and the preStop pause.
     expect(deployment?.spec?.template.spec?.terminationGracePeriodSeconds).toBeGreaterThan(15);
+  });
+  it('share the rate limits of the replicas through the Redis they ship, which only the API reaches', async () => {
+    const all = await models();
+    const deployments = all.filter((model) => model instanceof Deployment);
+    const api = deployments.find((model) => model.metadata?.name === 'plant-store');
+    const redis = deployments.find((model) => model.metadata?.name === 'plant-store-redis');
+    const container = api?.spec?.template.spec?.containers[0];
+    expect(api?.spec?.replicas).toBeGreaterThan(1);
+    // The password from a Secret that must exist (no `optional`), the URL built from it.
+    expect(container?.env).toContainEqual({
+      name: 'REDIS_PASSWORD',
+      valueFrom: { secretKeyRef: { name: 'plant-store-redis', key: 'password' } },
+    });
+    const url = new URL(container?.env?.find((variable) => variable.name === 'REDIS_URL')?.value ?? '');
+    expect(url.protocol).toBe('redis:');
+    expect(url.password).toBe('$(REDIS_PASSWORD)');
+    // Its host is a Service of the manifests whose selector picks the Redis pods, on Redis's port.
+    const service = all.find((model) => model instanceof Service && model.metadata?.name === url.hostname) as
+      | Service
+      | undefined;
+    expect(selects(service?.spec?.selector, redis?.spec?.template.metadata?.labels)).toBe(true);
+    expect(service?.spec?.ports?.[0]?.port).toBe(Number(url.port));
+    const redisContainer = redis?.spec?.template.spec?.containers[0];
+    expect(redisContainer?.args).toEqual(expect.arrayContaining(['--requirepass', '$(REDIS_PASSWORD)']));
+    expect(redis?.spec?.template.spec?.securityContext).toMatchObject({ runAsNonRoot: true });
+
+    // Only the API's pods may reach it.
+    const policies = all.filter((model) => model instanceof NetworkPolicy);
+    const redisPolicy = policies.find((policy) =>
+      selects(policy.spec?.podSelector?.matchLabels, redis?.spec?.template.metadata?.labels),
+    );
+    expect(redisPolicy?.spec?.policyTypes).toEqual(['Ingress']);
+    expect(redisPolicy?.spec?.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/component': 'api' } } }],
+        ports: [{ protocol: 'TCP', port: 'redis' }],
+      },
+    ]);
+  });
+
+  it('admit anyone to the API port and only the scraper to the platform port (/metrics)', async () => {
+    const all = await models();
+    const api = all.find((model) => model instanceof Deployment && model.metadata?.name === 'plant-store') as
+      | Deployment
+      | undefined;
+    const podLabels = api?.spec?.template.metadata?.labels;
+    const policy = all.find(
+      (model) => model instanceof NetworkPolicy && selects(model.spec?.podSelector?.matchLabels, podLabels),
+    ) as NetworkPolicy | undefined;
+    expect(policy?.spec?.policyTypes).toEqual(['Ingress']);
+    const rules = policy?.spec?.ingress ?? [];
+    // Every rule names its ports: a rule without ports would open every port to its sources.
+    expect(rules.every((rule) => (rule.ports?.length ?? 0) > 0)).toBe(true);
+    const rulesFor = (port: string) => rules.filter((rule) => rule.ports?.some((entry) => entry.port === port));
+    expect(rulesFor('http')).toEqual([{ ports: [{ protocol: 'TCP', port: 'http' }] }]);
+    const platform = rulesFor('platform');
+    expect(platform).toHaveLength(1);
+    const sources = platform[0]?.from ?? [];
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      // A namespace and the scraper's pods in it, never an open source.
+      expect(source.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']).toBeTruthy();
+      expect(source.podSelector?.matchExpressions?.length).toBeGreaterThan(0);
+      // kustomize adds the kustomization's selector labels to every matchLabels of a NetworkPolicy's
+      // peers: the scraper's pods would then have to carry app.kubernetes.io/name=plant-store.
+      expect(source.podSelector?.matchLabels).toBeUndefined();
+    }
+    // The ports the rules name are the container's.
+    const ports = api?.spec?.template.spec?.containers[0]?.ports?.map((port) => port.name);
+    expect(ports).toEqual(expect.arrayContaining(['http', 'platform']));
   });
 });

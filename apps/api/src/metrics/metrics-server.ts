@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import type { Registry } from 'prom-client';
+import { guardConnections } from '../http/connection-guard.js';
 import type { Logger } from '../logger.js';
 import { shownPath } from '../middleware/handle-errors.js';
 import { METRICS_PATH } from '../routes/metrics.js';
@@ -9,6 +10,15 @@ export interface MetricsServerOptions {
   /** Resolves when the database answers (`/readyz`); rejects with DatabaseUnavailableError when not. */
   readonly ready: () => Promise<void>;
 }
+
+/**
+ * The platform's probes and scrapes send their request as soon as they connect and want nothing
+ * kept open for them: a connection that has not sent its headers within 2 s, or sits idle for
+ * 2 s, is closed, checked every 250 ms. 512 connections at most; at the cap a newcomer closes the
+ * longest-waiting connection of the address holding the most (see guardConnections), so a client
+ * holding hundreds of idle or half-sent connections here evicts its own and never a probe.
+ */
+export const METRICS_SERVER_CONNECTIONS = { max: 512, idleMs: 2_000, checkIntervalMs: 250 } as const;
 
 /** What the platform's side port serves. */
 const SIDE_PATHS: ReadonlySet<string> = new Set([METRICS_PATH, '/healthz', '/readyz']);
@@ -19,8 +29,14 @@ const SIDE_PATHS: ReadonlySet<string> = new Set([METRICS_PATH, '/healthz', '/rea
  * be exposed (and flooded) while this one stays reachable to the platform alone.
  */
 export function createMetricsServer(registry: Registry, log: Logger, { ready }: MetricsServerOptions): Server {
+  const { idleMs, checkIntervalMs } = METRICS_SERVER_CONNECTIONS;
   const server = createServer(
-    { headersTimeout: 5_000, requestTimeout: 10_000, keepAliveTimeout: 5_000 },
+    {
+      headersTimeout: idleMs,
+      requestTimeout: 2 * idleMs,
+      keepAliveTimeout: idleMs,
+      connectionsCheckingInterval: checkIntervalMs,
+    },
     (req, res) => {
       const path = req.url?.split('?')[0] ?? '';
       if (!SIDE_PATHS.has(path)) {
@@ -53,8 +69,7 @@ export function createMetricsServer(registry: Registry, log: Logger, { ready }: 
       );
     },
   );
-  // The platform's few probes and scrapes need no more.
-  server.maxConnections = 64;
+  guardConnections(server, METRICS_SERVER_CONNECTIONS);
   return server;
 }
 

@@ -73,7 +73,7 @@ export function createServiceMetrics({
   if (rateLimitsShared) {
     new Gauge({
       name: 'rate_limits_shared',
-      help: 'With REDIS_URL: 1 while rate-limit counts are shared through Redis, 0 while this process counts alone (Redis unreachable).',
+      help: 'With REDIS_URL: 1 while rate-limit counts are shared through Redis, 0 while this process counts alone (Redis unreachable or not answering).',
       registers: [registry],
       collect() {
         this.set(rateLimitsShared() ? 1 : 0);

@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
+import { FencedRateLimiterRedis } from './fenced-redis-limiter.js';
 import type { RateLimitPolicy, RateLimitVerdict } from './rate-limit-policy.js';
+import { connectRedisLink } from './redis-link.js';
 
 export interface RedisStoreOptions {
   /** `redis://` or `rediss://`, as REDIS_URL gives it. */
@@ -19,18 +20,12 @@ export interface TokenRateLimiterOptions {
 export interface TokenRateLimiter {
   /** Counts one request of token `tokenId` under `policy` and says whether it is within it. */
   consume(tokenId: string, policy: RateLimitPolicy): Promise<RateLimitVerdict>;
-  /** Whether the counts are shared with the other replicas now (Redis answers); false without Redis. */
+  /** Whether the counts are shared with the other replicas now (Redis answers in time); false without Redis. */
   shared(): boolean;
   /** Resolves once Redis is ready, or after `timeoutMs` (then this process counts alone until it is). */
   ready(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
-
-/** A Redis that stops answering (frozen, partitioned) costs a request at most this long. */
-const REDIS_COMMAND_TIMEOUT_MS = 250;
-const REDIS_CONNECT_TIMEOUT_MS = 1_000;
-/** Reconnect attempts back off up to this. */
-const REDIS_MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**
  * Per-token rate limits with rate-limiter-flexible: fixed windows of `perSeconds`, counted under
@@ -39,72 +34,67 @@ const REDIS_MAX_RECONNECT_DELAY_MS = 2_000;
  *
  * With Redis, every replica counts in the same key (an atomic Lua INCR with expiry), so the
  * limit holds across replicas; a key over its limit is also remembered in this process until its
- * window ends, so a runaway client costs no Redis round trip. When Redis cannot answer (not
- * connected, or a command times out) the request is counted by the insurance limiter, in this
+ * window ends, so a runaway client costs no Redis round trip. When Redis cannot count a request
+ * (not connected, or no answer within the command timeout) the request is counted in this
  * process's memory: the service fails open to per-process limits (with N replicas a token may
  * get up to N times its limit) rather than refusing every team because a counter store is down.
- * Without Redis, each process counts alone.
+ * After a timeout no count is sent until Redis answers again (see RedisLink), and a count that
+ * reaches Redis after its deadline is ignored (see FencedRateLimiterRedis): a request is counted
+ * in one place, never in Redis later. Without Redis, each process counts alone.
  */
 export function createTokenRateLimiter({ redis: store, log }: TokenRateLimiterOptions): TokenRateLimiter {
-  const client = store ? connectRedis(store.url, log) : undefined;
-  const limiters = new Map<string, RateLimiterMemory | RateLimiterRedis>();
-  const shared = () => client?.status === 'ready';
+  const link = store ? connectRedisLink(store.url, log) : undefined;
+  const limiters = new Map<string, { memory: RateLimiterMemory; redis?: FencedRateLimiterRedis }>();
 
-  function limiterFor({ requests, perSeconds }: RateLimitPolicy) {
+  function limitersFor({ requests, perSeconds }: RateLimitPolicy) {
     const name = `${requests}/${perSeconds}`;
-    let limiter = limiters.get(name);
-    if (limiter === undefined) {
+    let found = limiters.get(name);
+    if (found === undefined) {
       const common = { points: requests, duration: perSeconds, keyPrefix: `${store?.keyPrefix ?? ''}:rate:${name}` };
-      limiter =
-        client === undefined
-          ? new RateLimiterMemory(common)
-          : new RateLimiterRedis({
-              ...common,
-              storeClient: client,
-              // Refused at once (to the insurance limiter) while not connected: never queued.
-              rejectIfRedisNotReady: true,
-              // Over the limit: refused from memory until the window ends, no Redis call.
-              inMemoryBlockOnConsumed: requests + 1,
-              insuranceLimiter: new RateLimiterMemory(common),
-            });
-      limiters.set(name, limiter);
+      const memory = new RateLimiterMemory(common);
+      found =
+        link === undefined
+          ? { memory }
+          : {
+              memory,
+              redis: new FencedRateLimiterRedis({
+                ...common,
+                storeClient: link.client,
+                deadline: link.deadline,
+                // Over the limit: refused from memory until the window ends, no Redis call.
+                inMemoryBlockOnConsumed: requests + 1,
+              }),
+            };
+      limiters.set(name, found);
     }
-    return limiter;
+    return found;
+  }
+
+  /** Counts in Redis when it answers, else in this process's memory. */
+  async function count(tokenId: string, policy: RateLimitPolicy): Promise<RateLimiterRes> {
+    const { memory, redis } = limitersFor(policy);
+    if (redis === undefined || link === undefined || !link.shared()) return memory.consume(tokenId);
+    try {
+      return await redis.consume(tokenId);
+    } catch (failure) {
+      if (failure instanceof RateLimiterRes) throw failure;
+      link.countFailed(failure);
+      return memory.consume(tokenId);
+    }
   }
 
   return {
     async consume(tokenId, policy) {
-      const limiter = limiterFor(policy);
       try {
-        return verdictOf(policy, true, await limiter.consume(tokenId));
+        return verdictOf(policy, true, await count(tokenId, policy));
       } catch (refusal) {
         if (refusal instanceof RateLimiterRes) return verdictOf(policy, false, refusal);
-        // Only without an insurance limiter (never here): an unexpected store failure.
         throw refusal;
       }
     },
-    shared,
-    async ready(timeoutMs) {
-      if (client === undefined || shared()) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, timeoutMs);
-        client.once('ready', done);
-        function done() {
-          clearTimeout(timer);
-          client?.off('ready', done);
-          resolve();
-        }
-      });
-      if (!shared()) {
-        log.warn({ timeoutMs }, 'rate limits: Redis is not ready; each process limits on its own until it is');
-      }
-    },
-    async close() {
-      if (client === undefined) return;
-      // quit() waits for Redis to answer; a Redis that is away gets disconnect() at once.
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
-    },
+    shared: () => link?.shared() ?? false,
+    ready: async (timeoutMs) => link?.ready(timeoutMs),
+    close: async () => link?.close(),
   };
 }
 
@@ -115,35 +105,4 @@ function verdictOf(policy: RateLimitPolicy, allowed: boolean, result: RateLimite
     remaining: Math.max(0, allowed ? result.remainingPoints : 0),
     resetSeconds: Math.max(allowed ? 0 : 1, Math.ceil(result.msBeforeNext / 1000)),
   };
-}
-
-/**
- * An ioredis client that never holds a request: no offline queue (a command fails at once while
- * disconnected), no retries of a command, a short command timeout; it reconnects on its own,
- * backing off to 2 s. Its state changes are logged once each, not every failed reconnect.
- */
-function connectRedis(url: string, log: Logger): Redis {
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_MAX_RECONNECT_DELAY_MS),
-  });
-  let connected: boolean | undefined;
-  client.on('ready', () => {
-    if (connected !== true) log.info('rate limits: Redis is ready; limits are shared by every replica');
-    connected = true;
-  });
-  client.on('error', (error: unknown) => {
-    if (connected === false) return;
-    connected = false;
-    log.warn({ err: error }, 'rate limits: Redis is unreachable; each process limits on its own until it is back');
-  });
-  client.on('close', () => {
-    if (connected !== true) return;
-    connected = false;
-    log.warn('rate limits: the connection to Redis closed; each process limits on its own until it is back');
-  });
-  return client;
 }

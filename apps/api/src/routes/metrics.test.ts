@@ -193,6 +193,21 @@ describe('metrics settings (engine-independent: on the embedded database)', () =
     expect(document).not.toContain('/metrics');
   });
 
+  it('NODE_ENV=production without METRICS_PORT: no /metrics anywhere, unless METRICS_ON_API_PORT=true', async () => {
+    const production = { NODE_ENV: 'production', ALLOW_EMBEDDED_DATABASE: 'true' };
+    const hidden = await start(production);
+    expect(hidden.metricsUrl).toBeUndefined();
+    expect((await request(hidden.url, '/metrics')).status).toBe(404);
+    expect((await request(hidden.url, '/openapi.json')).text).not.toContain('/metrics');
+    expect((await request(hidden.url, '/healthz')).status).toBe(200);
+
+    const asked = await start({ ...production, METRICS_ON_API_PORT: 'true' });
+    expect(asked.metricsUrl).toBe(`${asked.url}/metrics`);
+    const scraped = await request(asked.url, '/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.text).toContain('http_requests_total');
+  });
+
   it('METRICS_PORT: served on a listener of its own, not on the API port', async () => {
     const service = await start({ METRICS_PORT: '0' });
     const metricsUrl = service.metricsUrl ?? '';

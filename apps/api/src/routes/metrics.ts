@@ -7,8 +7,9 @@ export const METRICS_PATH = '/metrics';
 /**
  * `GET /metrics`: Prometheus text, without authentication. Scrapers seldom carry the service's
  * bearer tokens, and what it shows is operational (counts and durations by route pattern, status
- * and database operation; process figures), never a token, an id or other plant data. Turn it
- * off or move it to its own port with METRICS_ENABLED / METRICS_PORT (see config.ts).
+ * and database operation; process figures), never a token, an id or other plant data; but it names
+ * every token, so on the API port only in development or when METRICS_ON_API_PORT=true says so
+ * (see config.ts; METRICS_PORT moves it to a port of its own).
  */
 export function addMetricsRoute(router: Router<AppState>, registry: Registry): void {
   router.get(METRICS_PATH, async (ctx) => {
