@@ -1,0 +1,230 @@
+import { connect } from 'node:net';
+import { openDatabase } from '@plant-store/db';
+import { createTestStorage, type TestStorage, testEngines } from '@plant-store/db/testing';
+import { SCOPES } from '@plant-store/schema';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOnContractViolations } from './test-support/checked-fetch.js';
+import { type ServiceProcess, startServiceProcess, storageEnv } from './test-support/service-process.js';
+import { request } from './test-support/test-service.js';
+
+failOnContractViolations();
+
+/** Sends `request` on a connection of its own; resolves with all it received until the service closed it. */
+function exchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    socket.write(request);
+  });
+}
+
+/** An answer as raw HTTP/1.1: status, headers (lower-case names) and body. */
+function parseAnswer(raw: string): { status: number; headers: Map<string, string>; body: string } {
+  const [head = '', ...rest] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...fields] = head.split('\r\n');
+  const headers = new Map(
+    fields.map((field) => {
+      const colon = field.indexOf(':');
+      return [field.slice(0, colon).toLowerCase(), field.slice(colon + 1).trim()] as const;
+    }),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
+}
+
+/** Far more than the service may read of a body it refused: the client offers a gibibyte. */
+const OFFERED_BYTES = 1024 ** 3;
+
+/**
+ * Sends `head`, then body bytes as fast as the connection takes them (chunks of 64 KiB, framed
+ * for chunked transfer when `chunked`), until the service closes the connection. The client keeps
+ * its sending side open after the service's (allowHalfOpen), as a client that does not read would.
+ * Resolves with the answer received and the bytes the client got to send (head included).
+ */
+function uploadUntilClosed(url: string, head: string, chunked: boolean): Promise<{ answer: string; sent: number }> {
+  const { hostname, port } = new URL(url);
+  const data = Buffer.alloc(64 * 1024, 0x7b);
+  const chunk = chunked ? Buffer.concat([Buffer.from('10000\r\n'), data, Buffer.from('\r\n')]) : data;
+  return new Promise((resolve) => {
+    const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    let answer = '';
+    let closed = false;
+    socket.on('data', (received: Buffer) => {
+      answer += received.toString('latin1');
+    });
+    // Writing on after the service stopped reading ends in a reset (EPIPE, ECONNRESET): expected.
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      closed = true;
+      resolve({ answer, sent: socket.bytesWritten });
+    });
+    const pump = () => {
+      while (!closed && socket.bytesWritten < OFFERED_BYTES) {
+        if (!socket.write(chunk)) {
+          socket.once('drain', pump);
+          return;
+        }
+      }
+    };
+    socket.on('connect', () => {
+      socket.write(head);
+      pump();
+    });
+  });
+}
+
+/** Error-level lines (pino's `error` and `fatal`) and crashes in a process's output. */
+function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => /"level":"(error|fatal)"|Unhandled|uncaught/i.test(line));
+}
+
+describe.each(testEngines())('request bodies, the service as a process on %s', (engine) => {
+  let storage: TestStorage;
+  let service: ServiceProcess;
+  const tokens = { admin: '', reader: '', limited: '' };
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine, { migrated: true });
+    const db = await openDatabase({ url: storage.databaseUrl, dataDir: storage.dataDir });
+    try {
+      tokens.admin = (await db.issueToken({ name: 'admin', scopes: SCOPES })).token;
+      tokens.reader = (await db.issueToken({ name: 'reader', scopes: ['plants:read'] })).token;
+      tokens.limited = (
+        await db.issueToken({ name: 'limited', scopes: SCOPES, rateLimit: { requests: 1, perSeconds: 3600 } })
+      ).token;
+    } finally {
+      await db.close();
+    }
+    service = await startServiceProcess(storageEnv(storage));
+  });
+
+  afterAll(async () => {
+    await service?.kill();
+    await storage?.dispose();
+  });
+
+  /** The process still serves: a plant is created and read back, and nothing was logged as an error. */
+  async function expectServingWithoutErrors(id: number): Promise<void> {
+    expect(service.alive()).toBe(true);
+    const created = await request(service.url, '/plants', {
+      body: `{"id": ${id}, "name": "After"}`,
+      token: tokens.admin,
+    });
+    expect(created.status).toBe(200);
+    expect((await request(service.url, `/plants/${id}`, { token: tokens.admin })).text).toBe(
+      `{"id":${id},"name":"After"}`,
+    );
+    expect(errorLines(service.output())).toEqual([]);
+  }
+
+  describe('a refusal before the body has arrived', () => {
+    /** What the client offers and how the service refuses it. */
+    const refusals: Array<{
+      label: string;
+      path: string;
+      headers: () => string;
+      chunked?: boolean;
+      /** A request first, so that this one is refused (the rate-limited token's one request). */
+      before?: () => Promise<unknown>;
+      status: number;
+      code: number;
+    }> = [
+      { label: 'no token (401)', path: '/plants', headers: () => '', status: 401, code: 401 },
+      {
+        label: 'an unknown token (401)',
+        path: '/webhooks',
+        headers: () => 'Authorization: Bearer pst_unknown\r\n',
+        status: 401,
+        code: 401,
+      },
+      {
+        label: 'a token without the scope (403)',
+        path: '/plants',
+        headers: () => `Authorization: Bearer ${tokens.reader}\r\n`,
+        status: 403,
+        code: 403,
+      },
+      {
+        label: 'a token over its rate limit (429)',
+        path: '/tokens',
+        headers: () => `Authorization: Bearer ${tokens.limited}\r\n`,
+        before: () => request(service.url, '/tokens', { token: tokens.limited }),
+        status: 429,
+        code: 429,
+      },
+      {
+        label: 'a body that is not JSON (415)',
+        path: '/webhooks',
+        headers: () => `Authorization: Bearer ${tokens.admin}\r\nContent-Type: text/plain\r\n`,
+        status: 415,
+        code: 415,
+      },
+      {
+        label: 'a Content-Length over the limit (413)',
+        path: '/tokens',
+        headers: () => `Authorization: Bearer ${tokens.admin}\r\n`,
+        status: 413,
+        code: 413,
+      },
+      {
+        label: 'a chunked body that passes the limit (413, HTTP 400 on POST /plants)',
+        path: '/plants',
+        headers: () => `Authorization: Bearer ${tokens.admin}\r\n`,
+        chunked: true,
+        status: 400,
+        code: 413,
+      },
+      {
+        label: 'a gzip body that does not decode (400)',
+        path: '/webhooks',
+        headers: () => `Authorization: Bearer ${tokens.admin}\r\nContent-Encoding: gzip\r\n`,
+        status: 400,
+        code: 400,
+      },
+    ];
+
+    it.each(refusals)(
+      'answers $label, then closes the connection having read a bounded part of a 1 GiB upload',
+      async ({ path, headers, chunked, before, status, code }) => {
+        await before?.();
+        const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${OFFERED_BYTES}`;
+        const contentType = headers().includes('Content-Type') ? '' : 'Content-Type: application/json\r\n';
+        const { answer, sent } = await uploadUntilClosed(
+          service.url,
+          `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers()}${contentType}${framing}\r\n\r\n`,
+          chunked === true,
+        );
+        const { status: answered, headers: fields, body } = parseAnswer(answer);
+        expect({ answered, error: (JSON.parse(body) as { error: number }).error }).toEqual({
+          answered: status,
+          error: code,
+        });
+        expect(fields.get('connection')).toBe('close');
+        // Read at most LINGER_MAX_BYTES after the answer; the rest of what the client got to send sat
+        // in the connection's buffers until it closed. Without the bound, all of the gibibyte.
+        expect(sent).toBeLessThan(64 * 1024 * 1024);
+      },
+    );
+
+    it('keeps the connection when the whole of a small refused body has arrived with its headers', async () => {
+      const raw = await exchange(
+        service.url,
+        'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}' +
+          'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      // Both answered on the one connection: the 401, then the health check sent behind it.
+      expect(raw).toMatch(
+        /^HTTP\/1\.1 401 [\s\S]*\r\nConnection: keep-alive\r\n[\s\S]*HTTP\/1\.1 200 [\s\S]*\{"status":"ok"\}$/,
+      );
+    });
+
+    it('still serves, having logged no error', async () => {
+      await expectServingWithoutErrors(4);
+    });
+  });
+});
