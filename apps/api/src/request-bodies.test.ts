@@ -4,10 +4,74 @@ import { createTestStorage, type TestStorage, testEngines } from '@plant-store/d
 import { SCOPES } from '@plant-store/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failOnContractViolations } from './test-support/checked-fetch.js';
+import {
+  CODINGS,
+  type Coding,
+  compressors,
+  GARBAGE,
+  issue28Reproducer,
+  jsonOfSize,
+  truncated,
+  wrongChecksum,
+} from './test-support/compressed-bodies.js';
 import { type ServiceProcess, startServiceProcess, storageEnv } from './test-support/service-process.js';
 import { request } from './test-support/test-service.js';
 
 failOnContractViolations();
+
+/** The service's default BODY_LIMIT_BYTES. */
+const LIMIT = 65_536;
+
+/** The body routes: the HTTP status each answers for a client fault (POST /plants: always 400). */
+const BODY_ROUTES = [
+  { path: '/plants', faultStatus: (_code: number) => 400 },
+  { path: '/webhooks', faultStatus: (code: number) => code },
+  { path: '/tokens', faultStatus: (code: number) => code },
+] as const;
+
+/** A resend takes no body ("the body, if any, is ignored"): it answers as it would without one. */
+const RESEND_PATH = '/webhooks/1/deliveries/1/resend';
+
+interface BodyCase {
+  readonly kind: string;
+  readonly body: Buffer;
+  /** The `error` codes the contract allows for it (two where it is both corrupt and over the limit). */
+  readonly codes: readonly number[];
+}
+
+/**
+ * Every kind of body that does not decode, or decodes past the limit, in `coding`: corrupt,
+ * truncated and (gzip, deflate) with a wrong checksum, at sizes around the limit, and over it.
+ * A body of exactly the limit decodes and reaches validation (400: it is no plant, webhook or token).
+ */
+function bodyCases(coding: Coding): BodyCase[] {
+  const compress = compressors[coding];
+  const cases: BodyCase[] = [
+    { kind: 'corrupt', body: GARBAGE, codes: [400] },
+    { kind: 'valid, the limit exactly', body: compress(jsonOfSize(LIMIT)), codes: [400] },
+    { kind: 'valid, one byte over the limit', body: compress(jsonOfSize(LIMIT + 1)), codes: [413] },
+    { kind: 'valid, 16 times the limit', body: compress(jsonOfSize(16 * LIMIT)), codes: [413] },
+  ];
+  // A body both corrupt at its end and over the limit: either answer, by what the decoder finds first.
+  const around: Array<[number, readonly number[]]> = [
+    [LIMIT - 1, [400]],
+    [LIMIT, [400]],
+    [LIMIT + 1, [400, 413]],
+    [LIMIT + 32 * 1024, [413]],
+  ];
+  for (const [size, codes] of around) {
+    cases.push({ kind: `truncated, ${size} bytes decoded`, body: truncated(compress(jsonOfSize(size))), codes });
+    if (coding !== 'br') {
+      cases.push({
+        kind: `wrong checksum, ${size} bytes`,
+        body: wrongChecksum(coding, compress(jsonOfSize(size))),
+        codes,
+      });
+    }
+  }
+  if (coding !== 'br') cases.push({ kind: "issue 28's reproducer", body: issue28Reproducer(coding), codes: [413] });
+  return cases;
+}
 
 /** Sends `request` on a connection of its own; resolves with all it received until the service closed it. */
 function exchange(url: string, request: string): Promise<string> {
@@ -121,6 +185,48 @@ describe.each(testEngines())('request bodies, the service as a process on %s', (
     );
     expect(errorLines(service.output())).toEqual([]);
   }
+
+  it('answers every body that does not decode, on every body route and coding, with the contract status and code', async () => {
+    const answers: string[] = [];
+    const expected: string[] = [];
+    for (const coding of CODINGS) {
+      for (const { kind, body, codes } of bodyCases(coding)) {
+        for (const { path, faultStatus } of BODY_ROUTES) {
+          const response = await request(service.url, path, {
+            body,
+            token: tokens.admin,
+            headers: { 'content-encoding': coding },
+          });
+          const code = (response.body as { error?: bigint } | undefined)?.error;
+          const allowed = codes.map((each) => `${faultStatus(each)} ${each}`);
+          const answer = `${response.status} ${code}`;
+          // One line per request, so that a failure names every case that went wrong.
+          answers.push(`${coding} ${kind} ${path}: ${allowed.includes(answer) ? 'as the contract says' : answer}`);
+          expected.push(`${coding} ${kind} ${path}: as the contract says`);
+        }
+        const resend = await request(service.url, RESEND_PATH, {
+          body,
+          token: tokens.admin,
+          headers: { 'content-encoding': coding },
+        });
+        answers.push(`${coding} ${kind} ${RESEND_PATH}: ${resend.status}`);
+        expected.push(`${coding} ${kind} ${RESEND_PATH}: 404`);
+      }
+    }
+    expect(answers).toEqual(expected);
+    await expectServingWithoutErrors(1);
+  });
+
+  it("answers issue 28's reproducer (gzip, a wrong CRC past the limit) with 413 and stays up", async () => {
+    const response = await request(service.url, '/plants', {
+      body: issue28Reproducer('gzip'),
+      token: tokens.admin,
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 413n, message: 'request body is larger than the limit of 65536 bytes' });
+    await expectServingWithoutErrors(2);
+  });
 
   describe('a refusal before the body has arrived', () => {
     /** What the client offers and how the service refuses it. */
