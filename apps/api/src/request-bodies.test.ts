@@ -228,6 +228,33 @@ describe.each(testEngines())('request bodies, the service as a process on %s', (
     await expectServingWithoutErrors(2);
   });
 
+  it.each([
+    ['a chunk size 0x0', '', '0x0\r\n\r\n'],
+    ['a chunk size 0x0 after a chunk', '', '5\r\n{"a":\r\n0x0\r\n\r\n'],
+    ['a chunk size that is no number', '', 'zz\r\n{}\r\n0\r\n\r\n'],
+    ['a chunk size 0x0 in a gzip body', 'Content-Encoding: gzip\r\n', '0x0\r\n\r\n'],
+  ])(
+    'answers malformed chunked framing (%s) with 400 in the Error shape, logging no error',
+    async (_label, coding, chunks) => {
+      for (const { path } of BODY_ROUTES) {
+        const raw = await exchange(
+          service.url,
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokens.admin}\r\nContent-Type: application/json\r\n${coding}Transfer-Encoding: chunked\r\n\r\n${chunks}`,
+        );
+        const answer = parseAnswer(raw);
+        expect({ path, status: answer.status }).toEqual({ path, status: 400 });
+        expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(answer.headers.get('connection')).toBe('close');
+        expect(answer.body).toBe(
+          '{"error":400,"message":"malformed chunked request body: invalid chunk size or extensions"}',
+        );
+      }
+      await expectServingWithoutErrors(3);
+      // The requests Koa had in hand end as 400s (their body cut short), never as 500s.
+      expect(service.output()).not.toContain('"status":500');
+    },
+  );
+
   describe('a refusal before the body has arrived', () => {
     /** What the client offers and how the service refuses it. */
     const refusals: Array<{

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /**
  * After an answer sent before the request's body arrived: the most of the rest read and thrown
@@ -82,4 +83,16 @@ function linger(socket: Socket, req: IncomingMessage): void {
   };
   if (req.complete) closeWhenSent();
   else req.once('end', closeWhenSent);
+}
+
+/**
+ * Ends a connection after a reply written to it directly (a request Node's parser refused), and
+ * destroys it at the latest after LINGER_MAX_MS: a client that neither closes nor sends (further
+ * bytes reach the failed parser, which refuses them, and the connection is destroyed then) must
+ * not hold it.
+ */
+export function endWithin(socket: Duplex): void {
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MAX_MS);
+  socket.once('close', () => clearTimeout(timer));
 }
