@@ -50,14 +50,10 @@ export function contentCodingOf(req: Pick<IncomingMessage, 'headers'>): ContentC
  * the returned stream ends, fails or is destroyed (by a reader that gave up), so a decoder with
  * input left (a wrong checksum past the limit) never reports to nobody. The request is never
  * destroyed here: that would close the connection before the refusal is answered.
- *
- * With identity and no limit, the request itself is returned: nothing to decode or count.
  */
 export function decodedBody(req: IncomingMessage, options: DecodedBodyOptions = {}): Readable {
   const { maxBytes } = options;
   const coding = contentCodingOf(req);
-  if (coding === 'identity' && maxBytes === undefined) return req;
-
   if (req.destroyed) throw invalidRequest(ABORTED_MESSAGE);
   const declared = coding === 'identity' ? Number(req.headers['content-length'] ?? Number.NaN) : Number.NaN;
   // Announced too long: refused without reading a byte of it.
