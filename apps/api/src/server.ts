@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Database, openDatabase } from '@plant-store/db';
@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { endWithin } from './http/close-after-answer.js';
 import { guardConnections } from './http/connection-guard.js';
 import { PortUnavailableError, type PortVariable } from './http/port-unavailable-error.js';
 import { createRequestLoad } from './http/request-load.js';
@@ -306,22 +307,35 @@ function listen(server: Server, port: number, host: string, variable: PortVariab
   });
 }
 
+/** Node's parser errors for a chunked body whose framing is malformed (a chunk size such as `0x0`). */
+const CHUNK_FRAMING_ERRORS: ReadonlySet<string> = new Set(['HPE_INVALID_CHUNK_SIZE', 'HPE_CHUNK_EXTENSIONS_OVERFLOW']);
+
 /**
- * Requests Node's HTTP parser rejects before Koa sees them (a malformed request line, headers too
- * large, a body longer than its Content-Length) still get the Error shape, not an empty 400.
+ * Requests Node's HTTP parser rejects still get the Error shape, not an empty 400: before Koa sees
+ * them (a malformed request line, headers too large, a body longer than its Content-Length), and
+ * also while Koa handles them, when the body's framing is malformed (a bad chunk size) and nothing
+ * of the answer is sent yet. Then the request in Koa sees its connection end (its body cut short:
+ * a 400 nobody receives, no error logged), and whatever it answers is not sent.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   // A request that timed out or a reset connection has nobody left to answer.
   const gone = error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  if (gone || !socket.writable || ('_httpMessage' in socket && socket._httpMessage)) {
+  const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (gone || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'request headers are too large' : 'malformed HTTP request';
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'request headers are too large'
+      : CHUNK_FRAMING_ERRORS.has(error.code ?? '')
+        ? 'malformed chunked request body: invalid chunk size or extensions'
+        : 'malformed HTTP request';
   const body = stringifyJson({ error: ErrorCode.InvalidRequest, message });
-  socket.end(
+  socket.write(
     `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  endWithin(socket);
 }
 
 async function shutDown(

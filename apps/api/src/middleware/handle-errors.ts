@@ -3,6 +3,7 @@ import { ErrorCode } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import { ApiError, type ErrorAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
+import { bodyStillArriving, closeAfterAnswerUnlessBodyArrived } from '../http/close-after-answer.js';
 import { respondJsonText } from '../http/respond-json.js';
 
 /** Seconds a client should wait before retrying when the database is unavailable. */
@@ -25,6 +26,8 @@ function isErrorCode(status: number): status is ErrorCode {
 /**
  * The one place that writes error responses. First in the chain: every failure below it, thrown
  * or left as a bare status (unknown path, method not allowed), leaves as `{ error, message }`.
+ * An answer given before the request's body has arrived (a refusal before or while reading it)
+ * closes the connection after it rather than reading the rest (see closeAfterAnswerUnlessBodyArrived).
  */
 export function handleErrors(): Middleware<AppState> {
   return async (ctx, next) => {
@@ -38,6 +41,7 @@ export function handleErrors(): Middleware<AppState> {
       }
       respondError(ctx, apiError);
     }
+    if (bodyStillArriving(ctx.req)) await closeAfterAnswerUnlessBodyArrived(ctx.req, ctx.res);
   };
 }
 

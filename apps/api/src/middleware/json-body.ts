@@ -1,8 +1,12 @@
+import type { Readable } from 'node:stream';
 import { ErrorCode, JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { ApiError, invalidRequest } from '../http/api-error.js';
-import type { AppState } from '../http/app-state.js';
+import type { AppContext, AppState } from '../http/app-state.js';
+import { ABORTED_MESSAGE, bodyTooLargeMessage, CONTENT_ENCODING_MESSAGE, decodedBody } from '../http/decoded-body.js';
+
+export { bodyTooLargeMessage, CONTENT_ENCODING_MESSAGE };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -11,15 +15,6 @@ export const NOT_JSON_MESSAGE = 'request body must be JSON sent as Content-Type:
 
 /** The 400 for a body nested deeper than the JSON codec reads (`MAX_JSON_DEPTH`). */
 export const TOO_DEEP_MESSAGE = `request body is nested too deep: at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
-
-/** The 415 for a Content-Encoding inflation (in koa-bodyparser) cannot decode. */
-export const CONTENT_ENCODING_MESSAGE =
-  'request body Content-Encoding is not supported; send identity, gzip, deflate or br (one of them, not a list)';
-
-/** The 413 for a body over the limit. */
-export function bodyTooLargeMessage(limitBytes: number | string): string {
-  return `request body is larger than the limit of ${limitBytes} bytes`;
-}
 
 /** Content-Type values that need no parsing: JSON, in UTF-8 (the default or said so). */
 const COMMON_JSON_TYPES: ReadonlySet<string> = new Set([
@@ -36,8 +31,10 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads a JSON object body into `ctx.state.jsonBody`, numbers exact (int64 ids as bigint).
- * koa-bodyparser reads the bytes (limit, Content-Length, content encodings); the exact codec
- * parses them, because JSON.parse would round ids beyond 2^53.
+ * koa-bodyparser reads the bytes (limit, Content-Length); a body with a Content-Encoding is
+ * decoded first by decodedBody (its errors are the contract's, and a failed decoding can never
+ * take the process down), and koa-bodyparser reads the decoded stream. The exact codec parses
+ * the bytes, because JSON.parse would round ids beyond 2^53.
  */
 export function jsonBody(options: { limitBytes: number }): Middleware<AppState> {
   // Raw bytes (no `encoding`): invalid UTF-8 is refused below rather than silently replaced.
@@ -68,13 +65,16 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
         throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
       }
     }
-    // Content codings are case-insensitive (RFC 9110 8.4.1); inflation compares them lowercase.
-    const encoding = headers['content-encoding'];
-    if (encoding !== undefined) headers['content-encoding'] = encoding.trim().toLowerCase();
     try {
-      await readBody(ctx, async () => {});
+      // The usual body, identity: koa-bodyparser reads the request itself, as it always did.
+      await readBody(
+        headers['content-encoding'] === undefined
+          ? ctx
+          : readingFrom(ctx, decodedBody(ctx.req, { maxBytes: options.limitBytes })),
+        noNext,
+      );
     } catch (error) {
-      throw toBodyReadError(error);
+      throw toBodyReadError(error, ctx);
     }
     const raw = ctx.request.body;
     if (!(raw instanceof Uint8Array)) throw invalidRequest('request body is missing');
@@ -98,32 +98,41 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
   };
 }
 
-/** What raw-body, inflation and zlib (inside koa-bodyparser) throw while reading a body. */
+async function noNext(): Promise<void> {}
+
+/**
+ * The context koa-bodyparser reads a decoded body from: it reads `ctx.req`, here the decoded
+ * stream, without headers of its own (the request's describe the encoded bytes: co-body would
+ * hold the decoded length to the Content-Length, and inflation would decode it again). Everything
+ * else is the request's context, where the body read is left (`ctx.request.body`).
+ */
+function readingFrom(ctx: AppContext, decoded: Readable): AppContext {
+  return Object.create(ctx, { req: { value: Object.assign(decoded, { headers: {} }) } }) as AppContext;
+}
+
+/** What raw-body (inside koa-bodyparser) throws while reading a body. */
 interface BodyReadFailure {
-  status?: unknown;
   type?: unknown;
   limit?: unknown;
 }
 
 /**
- * The client's failures to send a readable body, as contract errors: over the limit, cut short,
- * a length that lies, an unknown Content-Encoding, or bytes that do not decompress as their
- * encoding says (zlib's errors carry no status). Anything else is returned unchanged.
+ * The client's failures to send a readable body, as contract errors: over the limit, cut short
+ * (also before it was read: its connection gone while the token was checked), or a length that
+ * lies. decodedBody's errors are the contract's already. Anything else is returned unchanged.
  */
-function toBodyReadError(error: unknown): unknown {
+function toBodyReadError(error: unknown, ctx: AppContext): unknown {
+  if (error instanceof ApiError) return error;
   const failure: BodyReadFailure = typeof error === 'object' && error !== null ? error : {};
   switch (failure.type) {
     case 'entity.too.large':
       return new ApiError(ErrorCode.BodyTooLarge, bodyTooLargeMessage(String(failure.limit)));
     case 'request.aborted':
-      return invalidRequest('request body was aborted before it was complete');
+      return invalidRequest(ABORTED_MESSAGE);
     case 'request.size.invalid':
       return invalidRequest('request body length does not match Content-Length');
+    case 'stream.not.readable':
+      if (ctx.req.destroyed) return invalidRequest(ABORTED_MESSAGE);
   }
-  // inflation throws a bare Error with status 415 for an unknown Content-Encoding.
-  if (failure.status === 415) {
-    return new ApiError(ErrorCode.UnsupportedMediaType, CONTENT_ENCODING_MESSAGE);
-  }
-  if (failure.status !== undefined) return error;
-  return invalidRequest('request body could not be decompressed as its Content-Encoding says');
+  return error;
 }
