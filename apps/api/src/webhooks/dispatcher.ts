@@ -538,7 +538,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     const { agent, postWebhook, signWebhook } = await loadSender();
     let headers: Record<string, string>;
     try {
-      headers = signWebhook(claimed.secret, claimed.eventId, claimed.payload, at);
+      headers = signWebhook(claimed.secrets, claimed.eventId, claimed.payload, at);
     } catch (error) {
       // A corrupt secret. Not logged: the error could quote it.
       log.error(
