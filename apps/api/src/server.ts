@@ -1,12 +1,13 @@
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type Database, openDatabase } from '@plant-store/db';
+import { type ConnectionEvent, type Database, DatabaseUnavailableError, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { createReadiness, READINESS_MAX_AGE_MS } from './health/readiness.js';
 import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
 import { createMetricsServer } from './metrics/metrics-server.js';
@@ -86,6 +87,14 @@ async function startServing(
   const { log } = options;
   // Created once the database is open; until then there is nothing to nudge.
   let dispatcher: WebhookDispatcher | undefined;
+  let opened: Database | undefined;
+  // `/readyz` on both ports: the database asked at most every READINESS_MAX_AGE_MS, and "not ready"
+  // at once when its connections fail (see onDatabaseConnectionEvent).
+  const readiness = createReadiness({
+    ping: () => (opened ? opened.ping() : Promise.reject(new DatabaseUnavailableError())),
+    maxAgeMs: READINESS_MAX_AGE_MS,
+  });
+  const onConnectionEvent = databaseConnectionEvents(log, metrics, () => readiness.markUnavailable());
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
@@ -99,7 +108,9 @@ async function startServing(
     tokenUseFlushMs: config.tokens.lastUsedFlushMs,
     // The stamps are kept and written with the next flush: the database may just be away.
     onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
+    onConnectionEvent,
   });
+  opened = db;
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
   const { dispatch, retentionDays, busyRequests, ...delivery } = config.webhooks;
@@ -156,6 +167,7 @@ async function startServing(
   await rateLimiter.ready(REDIS_READY_WAIT_MS);
   const app = createApp({
     db,
+    readiness,
     bodyLimitBytes: config.bodyLimitBytes,
     log,
     rateLimits: { limiter: rateLimiter, defaultPolicy: config.tokens.defaultRateLimit },
@@ -170,7 +182,7 @@ async function startServing(
   // Probes and the scraper on their own port, so a flood of the API's port cannot starve them.
   const metricsServer =
     metrics && typeof config.metrics === 'object'
-      ? createMetricsServer(metrics.registry, log, { ready: () => db.ping() })
+      ? createMetricsServer(metrics.registry, log, { ready: () => readiness.check() })
       : undefined;
   let url: string;
   let metricsUrl: string | undefined;
@@ -225,6 +237,48 @@ async function startServing(
         );
       return closing;
     },
+  };
+}
+
+/**
+ * What the service does with its PostgreSQL connections' events: counts them (metrics), answers
+ * "not ready" at once when a connection fails, and logs where the primary is: at its first
+ * connection, and at every failover, naming the new primary; and, once per spell, that
+ * connections are failing.
+ */
+function databaseConnectionEvents(
+  log: Logger,
+  metrics: ServiceMetrics | undefined,
+  unavailable: () => void,
+): (event: ConnectionEvent) => void {
+  let failing = false;
+  return (event) => {
+    metrics?.observeConnectionEvent(event);
+    switch (event.kind) {
+      case 'opened':
+        failing = false;
+        return;
+      case 'primary':
+        if (event.previous === undefined) log.info({ primary: event.host }, `database primary is ${event.host}`);
+        else {
+          log.warn(
+            { primary: event.host, previous: event.previous },
+            `database failover: the primary is now ${event.host} (was ${event.previous})`,
+          );
+        }
+        return;
+      case 'refused':
+      case 'discarded':
+        unavailable();
+        if (!failing) {
+          failing = true;
+          log.warn(
+            { host: event.host, reason: event.kind === 'refused' ? event.reason : 'lost', err: event.error },
+            'database connection failed: requests that need the database answer 503 until a connection qualifies',
+          );
+        }
+        return;
+    }
   };
 }
 
