@@ -52,6 +52,7 @@ const PROBE_EVERY_MS = 50;
 const READY_SLACK_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const seconds = (ms: number) => `${(ms / 1_000).toFixed(2)} s`;
 
 /** The `time` of each log line with this message in a service's output (ms since the epoch). */
 function loggedAt(service: ServiceProcess, message: RegExp): Array<{ time: number; line: Record<string, unknown> }> {
@@ -140,6 +141,85 @@ describe.skipIf(SKIP)(
       await receiver?.close();
       await cluster?.dispose();
       if (scratch) await rm(scratch, { recursive: true, force: true });
+    });
+
+    it('acknowledges no write its synchronous standby did not confirm while the standby hangs', {
+      timeout: 180_000,
+    }, async () => {
+      if (!cluster) throw new Error('set-up failed');
+      await cluster.waitForHealthy();
+      const primary = await cluster.primary();
+      const standby = (await cluster.nodes()).find((node) => node.name !== primary.name);
+      if (!standby) throw new Error('no standby');
+      const load = startLoad({
+        services: services.map((service) => ({ url: service.url, probeUrl: probeUrlOf(service) })),
+        tokens: writerTokens,
+        createRate: 200,
+        readRate: 20,
+        deleteRate: 0,
+        probeEveryMs: 200,
+        firstId: 900_000_000_000n,
+      });
+      let frozenAt = Number.NaN;
+      let unsyncedAt: number | undefined;
+      // Cancels the commits waiting for the standby, as an operator's pg_cancel_backend would:
+      // PostgreSQL then commits locally and only warns.
+      const canceller = new pg.Client({ connectionString: `postgres://postgres@${primary.host}/${cluster.database}` });
+      await canceller.connect();
+      let cancelled = 0;
+      try {
+        await sleep(2_000);
+        await cluster.freezeNode(standby.name);
+        // From here no commit can be confirmed (the standby's processes are all stopped).
+        frozenAt = clock();
+        try {
+          // Commits wait for the standby until the monitor gives up on it and lets the primary
+          // commit alone (wait_primary): a few seconds with the suite's monitor settings.
+          unsyncedAt = await eventually(async () => {
+            const { rows } = await canceller.query<{ cancelled: boolean }>(
+              "SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = $1",
+              [cluster?.database],
+            );
+            cancelled += rows.filter((row) => row.cancelled).length;
+            return cluster?.assignedAt(primary.name, 'wait_primary', frozenAt);
+          }, 60_000);
+          await sleep(2_000);
+        } finally {
+          await cluster.thawNode(standby.name);
+        }
+      } finally {
+        await canceller.end();
+        await load.stop();
+      }
+      await cluster.waitForHealthy();
+      const deletedSince = (id: bigint) => load.deleted.has(id) || load.maybeDeleted.has(id);
+      expect(
+        load.answers
+          .filter((answer) => !isAllowed(answer, deletedSince))
+          .map(describeAnswer)
+          .slice(0, 20),
+      ).toEqual([]);
+      // Sent once the standby hung and answered before the primary stopped waiting for it: each
+      // commit waited for the standby until the query timeout, or until its wait was cancelled
+      // (PostgreSQL then commits locally and only warns), and none of them is acknowledged.
+      const waiting = load.answers.filter(
+        (a) => a.kind === 'create' && a.startedAt >= frozenAt && a.endedAt < (unsyncedAt ?? 0),
+      );
+      expect(
+        waiting
+          .filter((a) => a.status === 200)
+          .map(describeAnswer)
+          .slice(0, 20),
+      ).toEqual([]);
+      expect(waiting.filter(isUnavailableAnswer).length).toBeGreaterThan(0);
+      expect(cancelled).toBeGreaterThan(0);
+      const later = load.answers.filter((a) => a.kind === 'create' && a.startedAt > (unsyncedAt ?? 0) + 1_000);
+      expect(later.filter((a) => a.status === 200).length).toBeGreaterThan(0);
+      console.log(
+        `standby hung (SIGSTOP) for ${seconds((unsyncedAt ?? 0) - frozenAt)} until the monitor let ${primary.host} commit alone: ${cancelled} waiting commits cancelled, ` +
+          `${waiting.length} creates sent meanwhile, ${waiting.filter((a) => a.status === 503).length} answered 503 (none 200), ` +
+          `the slowest after ${Math.round(Math.max(...waiting.map((a) => a.endedAt - a.startedAt)))} ms; ${later.filter((a) => a.status === 200).length} answered 200 after it`,
+      );
     });
 
     const failovers: Array<[string, (cluster: FailoverCluster, primary: string) => Promise<void>]> = [
@@ -286,7 +366,6 @@ describe.skipIf(SKIP)(
         const refused = requests.filter((a) => a.status === 503).length;
         const latencies = (list: readonly Answer[]) => list.map((a) => a.endedAt - a.startedAt);
         const ms = (value: number) => `${Math.round(value).toLocaleString('en')} ms`;
-        const seconds = (value: number) => `${(value / 1_000).toFixed(2)} s`;
         const windowSeconds =
           (Math.max(...requests.map((a) => a.endedAt)) - Math.min(...requests.map((a) => a.startedAt))) / 1_000;
         console.log(

@@ -129,6 +129,7 @@ export function startLoad(options: LoadOptions): Load {
 
   /** Runs `step` `ratePerSecond` times a second until stopped (catching up at most a second). */
   async function paced(ratePerSecond: number, step: () => Promise<void>): Promise<void> {
+    if (ratePerSecond <= 0) return;
     const interval = 1_000 / ratePerSecond;
     let next = performance.now();
     while (running) {

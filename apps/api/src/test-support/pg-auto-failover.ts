@@ -47,10 +47,20 @@ export interface FailoverCluster {
   /** `pg_autoctl perform failover`: a planned switch to the secondary; resolves once the monitor says it is done. */
   performFailover(): Promise<void>;
   /**
-   * SIGKILLs the node's `pg_autoctl` keeper and its PostgreSQL (postmaster and backends: the whole
-   * process group), as when its machine dies; the keeper alone would restart PostgreSQL in place.
+   * SIGKILLs the node's `pg_autoctl` keeper and its postmaster (their process group; PostgreSQL's
+   * other processes, each in a session of its own, exit when they see the postmaster gone), as
+   * when its machine dies; the keeper alone would restart PostgreSQL in place.
    */
   killNode(name: string): Promise<void>;
+  /**
+   * SIGSTOPs the node's keeper and every PostgreSQL process of it (a machine that hangs: sockets
+   * open, no answers).
+   */
+  freezeNode(name: string): Promise<void>;
+  /** SIGCONTs what freezeNode stopped. */
+  thawNode(name: string): Promise<void>;
+  /** When the monitor (its clock: this machine's) first assigned `state` to the node after `after` (ms since the epoch). */
+  assignedAt(name: string, state: string, after: number): Promise<number | undefined>;
   /** Starts a killed node's keeper again (it rejoins as a secondary). */
   restartNode(name: string): Promise<void>;
   /** Resolves once the monitor shows one primary and one secondary, each in that state. */
@@ -89,6 +99,19 @@ function killGroup(group: number): void {
   }
 }
 
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function signalGroup(keeper: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (keeper?.pid === undefined) throw new Error('no keeper runs for that node');
+  process.kill(-keeper.pid, signal);
+}
+
 export async function startFailoverCluster(database = 'plant_store'): Promise<FailoverCluster> {
   const missing = pgAutoFailoverMissing();
   if (missing) throw new Error(missing);
@@ -112,6 +135,8 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
     }
   };
   const keepers = new Map<string, ChildProcess>();
+  /** The PostgreSQL processes freezeNode stopped, by node. */
+  const frozen = new Map<string, number[]>();
   const startKeeper = (name: string) => {
     const logFd = openSync(join(folder, `${name}.log`), 'a');
     // A process group of its own: SIGKILL to the group is the machine dying.
@@ -180,6 +205,28 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
         await new Promise((resolve) => keeper.once('exit', resolve));
       keepers.delete(name);
     },
+    async freezeNode(name) {
+      // The postmaster first (it forks no process once stopped), then its children.
+      signalGroup(keepers.get(name), 'SIGSTOP');
+      const postmaster = (await readFile(join(folder, name, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '';
+      const { stdout } = await run('pgrep', ['-P', postmaster]).catch(() => ({ stdout: '' }));
+      const children = stdout.split('\n').filter(Boolean).map(Number);
+      frozen.set(name, children);
+      for (const pid of children) signalPid(pid, 'SIGSTOP');
+    },
+    async thawNode(name) {
+      for (const pid of frozen.get(name) ?? []) signalPid(pid, 'SIGCONT');
+      frozen.delete(name);
+      signalGroup(keepers.get(name), 'SIGCONT');
+    },
+    async assignedAt(name, state, after) {
+      const { rows } = await monitor.query<{ at: number }>(
+        `SELECT extract(epoch FROM eventtime) * 1000 AS at FROM pgautofailover.event
+          WHERE nodename = $1 AND goalstate = $2 AND eventtime > to_timestamp($3 / 1000.0) ORDER BY eventid LIMIT 1`,
+        [name, state, after],
+      );
+      return rows[0] === undefined ? undefined : Number(rows[0].at);
+    },
     async restartNode(name) {
       startKeeper(name);
     },
@@ -189,8 +236,11 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
     },
     async dispose() {
       await monitor.end().catch(() => {});
+      for (const pid of [...frozen.values()].flat()) signalPid(pid, 'SIGCONT');
+      frozen.clear();
       for (const keeper of keepers.values()) {
         if (keeper.pid === undefined) continue;
+        signalGroup(keeper, 'SIGCONT');
         killGroup(keeper.pid);
         runningGroups.delete(keeper.pid);
         if (keeper.exitCode === null && keeper.signalCode === null)
