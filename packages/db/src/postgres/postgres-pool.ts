@@ -56,6 +56,8 @@ const CONNECTION_LOST_MESSAGES: ReadonlySet<string> = new Set([
   'Client has encountered a connection error and is not queryable',
 ]);
 
+const HOST_LOST_MESSAGE = 'the connection’s host can no longer serve it';
+
 /** Whether `error`, met on a connection, means its host can no longer serve it. */
 export function isHostLost(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
@@ -238,7 +240,8 @@ class FailoverPool extends pg.Pool {
       }
       const client = connected as TargetClient;
       if (client.hostLost || this.isStale(client)) {
-        this.discard(client, new Error(`the primary moved to ${this.chooser.current}`));
+        const why = client.hostLost ? HOST_LOST_MESSAGE : `the primary moved to ${this.chooser.current}`;
+        this.discard(client, new Error(why));
         return this.connectQualified(attempts, stale + 1, errors, done);
       }
       this.guardRelease(client);
@@ -258,7 +261,7 @@ class FailoverPool extends pg.Pool {
     client.release = (error?: Error | boolean) => {
       const lost = client.hostLost || (error !== undefined && error !== false && isHostLost(error));
       if (lost) this.onEvent({ kind: 'discarded', host: client.target.name, error });
-      release(error || (client.hostLost ? new Error('the connection’s host can no longer serve it') : undefined));
+      release(error || (client.hostLost ? new Error(HOST_LOST_MESSAGE) : undefined));
     };
   }
 
