@@ -1,12 +1,13 @@
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type ConnectionEvent, type Database, DatabaseUnavailableError, openDatabase } from '@plant-store/db';
+import { type Database, DatabaseUnavailableError, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { databaseConnectionEvents } from './health/database-connection-events.js';
 import { createReadiness, READINESS_MAX_AGE_MS } from './health/readiness.js';
 import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
@@ -94,7 +95,11 @@ async function startServing(
     ping: () => (opened ? opened.ping() : Promise.reject(new DatabaseUnavailableError())),
     maxAgeMs: READINESS_MAX_AGE_MS,
   });
-  const onConnectionEvent = databaseConnectionEvents(log, metrics, () => readiness.markUnavailable());
+  const onConnectionEvent = databaseConnectionEvents({
+    log,
+    ...(metrics ? { metrics } : {}),
+    unavailable: () => readiness.markUnavailable(),
+  });
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
@@ -237,48 +242,6 @@ async function startServing(
         );
       return closing;
     },
-  };
-}
-
-/**
- * What the service does with its PostgreSQL connections' events: counts them (metrics), answers
- * "not ready" at once when a connection fails, and logs where the primary is: at its first
- * connection, and at every failover, naming the new primary; and, once per spell, that
- * connections are failing.
- */
-function databaseConnectionEvents(
-  log: Logger,
-  metrics: ServiceMetrics | undefined,
-  unavailable: () => void,
-): (event: ConnectionEvent) => void {
-  let failing = false;
-  return (event) => {
-    metrics?.observeConnectionEvent(event);
-    switch (event.kind) {
-      case 'opened':
-        failing = false;
-        return;
-      case 'primary':
-        if (event.previous === undefined) log.info({ primary: event.host }, `database primary is ${event.host}`);
-        else {
-          log.warn(
-            { primary: event.host, previous: event.previous },
-            `database failover: the primary is now ${event.host} (was ${event.previous})`,
-          );
-        }
-        return;
-      case 'refused':
-      case 'discarded':
-        unavailable();
-        if (!failing) {
-          failing = true;
-          log.warn(
-            { host: event.host, reason: event.kind === 'refused' ? event.reason : 'lost', err: event.error },
-            'database connection failed: requests that need the database answer 503 until a connection qualifies',
-          );
-        }
-        return;
-    }
   };
 }
 

@@ -215,6 +215,8 @@ export function createServiceMetrics({
         case 'discarded':
           connectionsDiscarded.inc({ host: event.host });
           return;
+        case 'unavailable':
+          return;
         case 'primary':
           if (event.previous !== undefined) {
             failovers.inc();

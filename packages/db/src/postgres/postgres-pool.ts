@@ -13,8 +13,13 @@ import { type Target, TargetChooser } from './target-chooser.js';
 export type ConnectionEvent =
   /** A new connection was opened (and, with target_session_attrs, qualified). */
   | { readonly kind: 'opened'; readonly host: string }
-  /** A host was tried for a new connection and failed (`failed`) or did not qualify. */
+  /**
+   * A host was tried for a new connection and failed (`failed`) or did not qualify; the next host
+   * is tried (normal when a host is a standby, or while TLS falls back to plain text).
+   */
   | { readonly kind: 'refused'; readonly host: string; readonly reason: RefusalReason; readonly error: unknown }
+  /** A new connection found no host that qualifies: the database is unavailable for now. */
+  | { readonly kind: 'unavailable'; readonly error: unknown }
   /** A pool connection was closed because its host can no longer serve it (or the primary moved). */
   | { readonly kind: 'discarded'; readonly host: string; readonly error: unknown }
   /** New connections qualify on another host than before (a failover); `previous` undefined at first. */
@@ -226,9 +231,13 @@ class FailoverPool extends pg.Pool {
     const { targets } = this.chooser;
     const exhausted = attempts >= targets.length || stale > (this.options.max ?? 10);
     if (exhausted || (this.idleCount === 0 && this.chooser.foundNoneRecently())) {
-      if (errors.length > 0) this.chooser.foundNone();
       const tried = targets.map((target) => target.name);
-      done(new NoQualifyingHostError(this.settings.targetSessionAttrs, tried, { cause: errors.at(-1) }));
+      const error = new NoQualifyingHostError(this.settings.targetSessionAttrs, tried, { cause: errors.at(-1) });
+      if (errors.length > 0) {
+        this.chooser.foundNone();
+        this.onEvent({ kind: 'unavailable', error });
+      }
+      done(error);
       return;
     }
     super.connect((error, connected) => {
