@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../errors.js';
 import { translateError } from '../prisma-errors.js';
 import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
-import { type ConnectionEvent, createPostgresPool, isHostLost, NoQualifyingHostError } from './postgres-pool.js';
+import { isHostLost } from './host-lost.js';
+import { type ConnectionEvent, createPostgresPool, NoQualifyingHostError } from './postgres-pool.js';
 
 /** Waits until `check` holds (polling every 5 ms), failing after 5 s. */
 async function waitUntil(check: () => boolean): Promise<void> {
@@ -42,7 +43,10 @@ describe.skipIf(!testEngines().includes('postgres'))('createPostgresPool on Post
     return pool;
   };
   const summary = () =>
-    events.map((event) => `${event.kind} ${event.host}${'reason' in event ? ` ${event.reason}` : ''}`);
+    events.map(
+      (event) =>
+        `${event.kind}${'host' in event ? ` ${event.host}` : ''}${'reason' in event ? ` ${event.reason}` : ''}`,
+    );
 
   beforeAll(async () => {
     storage = await createTestStorage('postgres');
@@ -78,10 +82,10 @@ describe.skipIf(!testEngines().includes('postgres'))('createPostgresPool on Post
     expect(error).toBeInstanceOf(NoQualifyingHostError);
     expect(error).toMatchObject({ code: '08001' });
     expect(translateError(error)).toBeInstanceOf(DatabaseUnavailableError);
-    expect(summary()).toEqual([`refused ${server.hostAndPort} read-only`]);
+    expect(summary()).toEqual([`refused ${server.hostAndPort} read-only`, 'unavailable']);
     // Right after a pass found nothing, a new connection fails at once, without trying.
     await expect(writer.query('SELECT 1')).rejects.toBeInstanceOf(NoQualifyingHostError);
-    expect(summary()).toHaveLength(1);
+    expect(summary()).toHaveLength(2);
 
     events = [];
     const primary = open(server.hostAndPort, `?target_session_attrs=primary${readOnly}`);

@@ -7,7 +7,9 @@
  */
 import pg from 'pg';
 import { describeHost, type PostgresConnectionSettings, parsePostgresUrl } from './connection-url.js';
+import { HOST_LOST_MESSAGE, isHostLost } from './host-lost.js';
 import { type Target, TargetChooser } from './target-chooser.js';
+import { failUnconfirmedCommits } from './unconfirmed-commits.js';
 
 /** What happened to the pool's connections, for metrics and logs. `host` is `host:port`. */
 export type ConnectionEvent =
@@ -41,39 +43,6 @@ export interface PostgresPoolOptions {
 }
 
 /**
- * Server errors after which a connection's host cannot serve it any more: a write refused as
- * read-only (the host is a standby now), the server shutting down or starting, the connection
- * broken. A connection that saw one is closed, not reused.
- */
-const HOST_LOST_CODES: ReadonlySet<string> = new Set([
-  '25006', // read_only_sql_transaction
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '08000',
-  '08003',
-  '08006',
-]);
-const CONNECTION_LOST_MESSAGES: ReadonlySet<string> = new Set([
-  'Connection terminated unexpectedly',
-  'Connection terminated',
-  'Query read timeout',
-  'Client has encountered a connection error and is not queryable',
-]);
-
-const HOST_LOST_MESSAGE = 'the connection’s host can no longer serve it';
-
-/** Whether `error`, met on a connection, means its host can no longer serve it. */
-export function isHostLost(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return (
-    (typeof code === 'string' && HOST_LOST_CODES.has(code)) ||
-    (typeof message === 'string' && CONNECTION_LOST_MESSAGES.has(message))
-  );
-}
-
-/**
  * No host of the URL took a connection that qualified. Shaped as a server error with SQLSTATE
  * 08001 (sqlclient_unable_to_establish_sqlconnection), so that every layer above (Prisma's
  * adapter, translateError) reads it as "the database is unavailable".
@@ -85,46 +54,6 @@ export class NoQualifyingHostError extends Error {
   constructor(targetSessionAttrs: string, tried: readonly string[], options?: { cause?: unknown }) {
     super(`no database host accepted a ${targetSessionAttrs} session (tried ${tried.join(', ')})`, options);
   }
-}
-
-/**
- * A commit PostgreSQL acknowledged without its synchronous standby's confirmation: a cancel
- * (pg_cancel_backend, a pooler's timeout) ended its wait for the standby, and PostgreSQL then
- * commits locally and says so only in a WARNING. The write would be lost if the primary failed
- * before the standby had it, so it is not acknowledged: the statement fails with SQLSTATE 57014
- * (query_canceled, what happened), a 503; a retry of the same create is answered as a replay once
- * the row is there. (The statement timeout never ends that wait: PostgreSQL disarms it before the
- * commit; the query timeout does, failing the statement in the client.)
- */
-export class UnconfirmedCommitError extends Error {
-  override readonly name = 'UnconfirmedCommitError';
-  readonly code = '57014';
-  readonly severity = 'ERROR';
-  constructor(readonly host: string | undefined) {
-    super('the commit was not confirmed by the synchronous standby before the statement timeout');
-  }
-}
-
-/**
- * The WARNING PostgreSQL sends when a commit's wait for its synchronous standby is cancelled: its
- * SQLSTATE is the generic 01000, so the text tells it (servers with lc_messages other than English
- * word it otherwise).
- */
-const UNCONFIRMED_COMMIT_WARNING = /^canceling (the )?wait for synchronous replication/;
-
-/**
- * Fails the statement in flight on `client` when PostgreSQL warns that its commit was not
- * confirmed: node-postgres would report it as a success. The failure is delivered at the
- * statement's end (ReadyForQuery), as node-postgres does with its own mid-statement errors.
- */
-function failUnconfirmedCommits(client: pg.PoolClient, host: string | undefined): void {
-  client.on('notice', (notice) => {
-    if (!UNCONFIRMED_COMMIT_WARNING.test(notice.message ?? '')) return;
-    const query = (
-      client as unknown as { _getActiveQuery?: () => { _canceledDueToError?: unknown } | null }
-    )._getActiveQuery?.();
-    if (query) query._canceledDueToError = new UnconfirmedCommitError(host);
-  });
 }
 
 /** Opens a pool for `url` (libpq's form; see parsePostgresUrl) with `options` for pg.Pool. */
