@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Database } from '@plant-store/db';
 import { WEBHOOK_LIMIT } from '@plant-store/schema';
 import Koa from 'koa';
+import { createReadiness, READINESS_MAX_AGE_MS, type Readiness } from './health/readiness.js';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
@@ -45,6 +46,11 @@ export interface AppDependencies {
     | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;
+  /**
+   * What `/readyz` answers (shared with the metrics port's). Absent: one of the app's own, asking
+   * `db.ping` at most every READINESS_MAX_AGE_MS.
+   */
+  readonly readiness?: Readiness;
   /** Access lines and request errors (500s) go here. Absent: no access lines (unit tests). */
   readonly log?: Logger;
   /** Requests are counted and timed here. Absent: they are not. */
@@ -105,7 +111,9 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const app = new Koa<AppState>();
   // Paths are case-sensitive and a trailing slash makes another path (`/PLANTS`, `/plants/1/`: 404).
   const router = new Router<AppState>({ sensitive: true, strict: true });
-  addHealthRoutes(router, deps);
+  addHealthRoutes(router, {
+    readiness: deps.readiness ?? createReadiness({ ping: () => deps.db.ping(), maxAgeMs: READINESS_MAX_AGE_MS }),
+  });
   const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
   const teams = deps.teams ?? UNBOUNDED_TEAMS;
   mountOperations(

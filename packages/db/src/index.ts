@@ -33,6 +33,15 @@ export type {
 } from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
+export {
+  describeHost,
+  InvalidDatabaseUrlError,
+  type PostgresConnectionSettings,
+  type PostgresHost,
+  parsePostgresUrl,
+  type TargetSessionAttrs,
+} from './postgres/connection-url.js';
+export type { ConnectionEvent, RefusalReason } from './postgres/postgres-pool.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
 export type { ListTokensOptions, RevokeTokenOptions } from './tokens/manage-tokens.js';
 export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/token-record.js';
