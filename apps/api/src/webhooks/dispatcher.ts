@@ -2,7 +2,7 @@ import { type ClaimedDelivery, type Database, receiverOrigin } from '@plant-stor
 import { createLogger, type Logger } from '../logger.js';
 import type { DeliveryTracing } from '../tracing/tracing.js';
 import { createCaps } from './dispatch/caps.js';
-import { type Claimed, createClaimer } from './dispatch/claimer.js';
+import { type ClaimBatch, createClaimer } from './dispatch/claimer.js';
 import { createDeliverySlots } from './dispatch/delivery-slots.js';
 import { describeClaim } from './dispatch/describe-claim.js';
 import { createFanOutPacer } from './dispatch/fan-out-pacer.js';
@@ -166,16 +166,16 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       const claimCaps = caps.now();
       const room = slots.room(claimCaps, work.size);
       if (room > 0 && claimer.due(claimCaps)) {
-        const claimed = await claimer.claim(room, claimCaps, slots.held);
+        const batch = await claimer.claim(room, claimCaps, slots.held);
         if (stopping) {
-          await Promise.all((claimed?.claims ?? []).map(claimer.release));
+          await Promise.all((batch?.claims ?? []).map(claimer.release));
           await releaseWaiting();
           return;
         }
-        if (claimed !== null) {
-          queue(claimed);
+        if (batch !== null) {
+          queue(batch);
           // A full claim: more may be due. Otherwise wait (the next one is due, nudged or polled).
-          if (claimed.claims.length >= room) {
+          if (batch.claims.length >= room) {
             claimer.claimAnyway();
             continue;
           }
@@ -192,7 +192,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   }
 
   /** Claims taken: counted off what the fan-out has waiting, then queued for the slots. */
-  function queue({ claims, fullAtClaim, startBy }: Claimed): void {
+  function queue({ claims, fullAtClaim, startBy }: ClaimBatch): void {
     if (claims.length === 0) pacer.nothingClaimed(fullAtClaim);
     for (const claimed of claims) {
       const receiver = receiverOrigin(claimed.url);

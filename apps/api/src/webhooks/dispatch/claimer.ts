@@ -15,7 +15,8 @@ export interface HeldClaims {
   readonly byReceiver: ReadonlyMap<string, number>;
 }
 
-export interface Claimed {
+/** What one claim statement leased, and what the dispatcher needs to know of it. */
+export interface ClaimBatch {
   readonly claims: ClaimedDelivery[];
   /**
    * Receivers at their cap as the claim was made (deliveries finishing during its round trip free
@@ -47,7 +48,7 @@ export interface Claimer {
    */
   due(caps: Caps): boolean;
   /** Leases up to `limit` due deliveries within `caps`, less what is `held`; null when the store failed (reported). */
-  claim(limit: number, caps: Caps, held: HeldClaims): Promise<Claimed | null>;
+  claim(limit: number, caps: Caps, held: HeldClaims): Promise<ClaimBatch | null>;
   /** Hands a claim back for any dispatcher to take at once; never rejects (the lease then runs out). */
   release(claimed: ClaimedDelivery): Promise<void>;
 }
