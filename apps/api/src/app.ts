@@ -127,10 +127,11 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
       rateLimits: deps.rateLimits,
     },
   );
-  addOpenApiRoute(
-    router,
-    createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),
-  );
+  const documentOptions = { bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined };
+  addOpenApiRoute(router, {
+    number: createOpenApiDocument(documentOptions),
+    string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
+  });
   addDocsRoutes(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 

@@ -79,3 +79,8 @@ export function componentSchemas(): Record<keyof typeof NAMED_SCHEMAS, Json> {
 export function jsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Json {
   return withoutDialect(toJsonSchema(schema, { ...CONVERSION, definitions: NAMED_SCHEMAS }) as Json);
 }
+
+/** A schema converted as the document shows it, with every named component written out in place. */
+export function inlineJsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Json {
+  return withoutDialect(toJsonSchema(schema, CONVERSION) as Json);
+}
