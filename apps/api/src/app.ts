@@ -5,6 +5,7 @@ import Koa from 'koa';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import { allowOptions } from './middleware/allow-options.js';
 import type { FailedAuthenticationLimit } from './middleware/bearer-auth.js';
 import { handleErrors } from './middleware/handle-errors.js';
 import type { TokenRateLimits } from './middleware/limit-token-rate.js';
@@ -166,6 +167,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   app.use(observeRequests({ log, metrics, tracing }));
   app.use(handleErrors());
   app.use(router.routes());
+  app.use(allowOptions());
   app.use(router.allowedMethods());
   return app;
 }
