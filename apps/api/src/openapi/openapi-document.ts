@@ -53,7 +53,8 @@ const EXACT_IDS: Record<Int64Form, string> = {
  * operations table (see operation-paths.ts), shapes from its valibot schemas (json-schemas.ts);
  * the HTTP tests check every response they receive against this.
  * Compatible with the upstream "OpenAPI Plant Store" sample (1.0.0): the same paths, methods,
- * parameters and shapes; `Plant` responses also carry their `id`, which `Plant` allows.
+ * parameters and shapes; its `Plant` responses are `StoredPlant` here, the same `name` and `tag`
+ * with the plant's `id`, which its `Plant` allows.
  */
 export function createOpenApiDocument({
   bodyLimitBytes,
