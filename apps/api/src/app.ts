@@ -6,6 +6,7 @@ import { createReadiness, READINESS_MAX_AGE_MS, type Readiness } from './health/
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import { allowOptions } from './middleware/allow-options.js';
 import type { FailedAuthenticationLimit } from './middleware/bearer-auth.js';
 import { handleErrors } from './middleware/handle-errors.js';
 import type { TokenRateLimits } from './middleware/limit-token-rate.js';
@@ -135,10 +136,11 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
       rateLimits: deps.rateLimits,
     },
   );
-  addOpenApiRoute(
-    router,
-    createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),
-  );
+  const documentOptions = { bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined };
+  addOpenApiRoute(router, {
+    number: createOpenApiDocument(documentOptions),
+    string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
+  });
   addDocsRoutes(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 
@@ -173,6 +175,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   app.use(observeRequests({ log, metrics, tracing }));
   app.use(handleErrors());
   app.use(router.routes());
+  app.use(allowOptions());
   app.use(router.allowedMethods());
   return app;
 }
