@@ -15,6 +15,7 @@ export function claimedDelivery(overrides: Partial<ClaimedDelivery> = {}): Claim
     leaseExpiresAt: new Date(Date.now() + 60_000),
     eventId: `msg_${deliveryId}`,
     webhookId: 'webhook-1',
+    team: 'default',
     url: 'http://127.0.0.1:9/hook',
     secret: `whsec_${randomBytes(32).toString('base64')}`,
     payload: `{"id":${deliveryId},"name":"Monstera"}`,
