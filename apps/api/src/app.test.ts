@@ -294,8 +294,26 @@ describe('createApp error rendering', () => {
     const { url } = await serve(fakeDb());
     const { status, allow, body } = await rawRequest(url, 'TRACE', '/plants');
     expect(status).toBe(405);
-    expect(allow).toBe('HEAD, GET, POST');
+    expect(allow).toBe('HEAD, GET, POST, OPTIONS');
     expect(JSON.parse(body)).toMatchObject({ error: 405 });
+  });
+
+  it('lists in Allow every method a known path answers, OPTIONS included, and no other', async () => {
+    const { url } = await serve(fakeDb());
+    for (const path of ['/plants', '/plants/1', '/webhooks/x/deliveries', '/tokens/x', '/openapi.json', '/docs']) {
+      const refused = await rawRequest(url, 'TRACE', path);
+      expect(refused.status, path).toBe(405);
+      const allowed = refused.allow?.split(', ') ?? [];
+      expect(allowed, path).toContain('OPTIONS');
+      const options = await rawRequest(url, 'OPTIONS', path);
+      expect([options.status, options.allow], path).toEqual([200, refused.allow]);
+      for (const method of allowed) {
+        expect((await rawRequest(url, method, path)).status, `${method} ${path}`).not.toBe(405);
+      }
+      for (const method of ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'].filter((name) => !allowed.includes(name))) {
+        expect((await rawRequest(url, method, path)).status, `${method} ${path}`).toBe(405);
+      }
+    }
   });
 
   it('redirects /docs/ to /docs, the one address of the page', async () => {
@@ -309,7 +327,7 @@ describe('createApp error rendering', () => {
     const { url } = await serve(fakeDb());
     const response = await request(url, '/plants', { method: 'PROPFIND', token: TOKEN });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('HEAD, GET, POST');
+    expect(response.headers.get('allow')).toBe('HEAD, GET, POST, OPTIONS');
     expect(response.body).toMatchObject({ error: 405n });
   });
 });

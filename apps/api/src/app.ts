@@ -2,9 +2,11 @@ import Router from '@koa/router';
 import type { Database } from '@plant-store/db';
 import { WEBHOOK_LIMIT } from '@plant-store/schema';
 import Koa from 'koa';
+import { createReadiness, READINESS_MAX_AGE_MS, type Readiness } from './health/readiness.js';
 import type { AppContext, AppState } from './http/app-state.js';
 import type { Logger } from './logger.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import { allowOptions } from './middleware/allow-options.js';
 import type { FailedAuthenticationLimit } from './middleware/bearer-auth.js';
 import { handleErrors } from './middleware/handle-errors.js';
 import type { TokenRateLimits } from './middleware/limit-token-rate.js';
@@ -49,6 +51,11 @@ export interface AppDependencies {
     | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;
+  /**
+   * What `/readyz` answers (shared with the metrics port's). Absent: one of the app's own, asking
+   * `db.ping` at most every READINESS_MAX_AGE_MS.
+   */
+  readonly readiness?: Readiness;
   /** Access lines and request errors (500s) go here. Absent: no access lines (unit tests). */
   readonly log?: Logger;
   /** Requests are counted and timed here. Absent: they are not. */
@@ -109,7 +116,9 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   const app = new Koa<AppState>();
   // Paths are case-sensitive and a trailing slash makes another path (`/PLANTS`, `/plants/1/`: 404).
   const router = new Router<AppState>({ sensitive: true, strict: true });
-  addHealthRoutes(router, deps);
+  addHealthRoutes(router, {
+    readiness: deps.readiness ?? createReadiness({ ping: () => deps.db.ping(), maxAgeMs: READINESS_MAX_AGE_MS }),
+  });
   const urlPolicy = deps.webhooks?.urlPolicy ?? PUBLIC_RECEIVERS_ONLY;
   const teams = deps.teams ?? UNBOUNDED_TEAMS;
   mountOperations(
@@ -132,10 +141,11 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
       rateLimits: deps.rateLimits,
     },
   );
-  addOpenApiRoute(
-    router,
-    createOpenApiDocument({ bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined }),
-  );
+  const documentOptions = { bodyLimitBytes: deps.bodyLimitBytes, metrics: metricsRegistry !== undefined };
+  addOpenApiRoute(router, {
+    number: createOpenApiDocument(documentOptions),
+    string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
+  });
   addDocsRoutes(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 
@@ -170,6 +180,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   app.use(observeRequests({ log, metrics, tracing }));
   app.use(handleErrors());
   app.use(router.routes());
+  app.use(allowOptions());
   app.use(router.allowedMethods());
   return app;
 }

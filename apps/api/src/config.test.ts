@@ -128,6 +128,20 @@ describe('loadConfig: production and migrations', () => {
     expect(loadConfig({}).databaseUrl).toBeUndefined();
   });
 
+  it('takes libpq’s multi-host DATABASE_URL as pg_autoctl prints it, and refuses one it cannot use, saying why', () => {
+    const uri = 'postgres://10.0.0.1:5432,10.0.0.2:5432/plants?target_session_attrs=read-write&sslmode=prefer';
+    expect(loadConfig({ DATABASE_URL: uri }).databaseUrl).toBe(uri);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://db/plants' })).toThrow(
+      'invalid configuration: DATABASE_URL must be a postgres:// or postgresql:// URL',
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://a,b/plants?target_session_attrs=standby' })).toThrow(
+      'DATABASE_URL target_session_attrs=standby would connect to a standby, and this service writes: use read-write or primary',
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:secret@a/plants?sslmode=maybe' })).toThrow(
+      /^invalid configuration: DATABASE_URL sslmode must be one of [^"]+, not "maybe"$/,
+    );
+  });
+
   it('applies migrations at start unless MIGRATE_ON_START=false', () => {
     expect(loadConfig({}).migrateOnStart).toBe(true);
     expect(loadConfig({ MIGRATE_ON_START: 'false' }).migrateOnStart).toBe(false);

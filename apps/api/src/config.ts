@@ -1,4 +1,4 @@
-import { DEFAULT_DATA_DIR } from '@plant-store/db';
+import { DEFAULT_DATA_DIR, parsePostgresUrl } from '@plant-store/db';
 import { TOKEN_RATE_LIMIT_MAX_REQUESTS, TOKEN_RATE_LIMIT_MAX_SECONDS } from '@plant-store/schema';
 import * as v from 'valibot';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
@@ -66,11 +66,13 @@ function otlpProtocolVariable(name: string) {
 const EnvSchema = v.object({
   PORT: v.optional(integerVariable('PORT', 0, 65535), '3000'),
   HOST: v.optional(v.pipe(v.string(), v.nonEmpty('HOST must not be empty')), '127.0.0.1'),
+  // libpq's URL, several hosts and target_session_attrs included: read here so that a bad one stops
+  // the start with its reason (the database layer reads it again).
   DATABASE_URL: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// or postgresql:// connection string'),
-    ),
+    parsedVariable('DATABASE_URL', (text) => {
+      parsePostgresUrl(text);
+      return text;
+    }),
   ),
   DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('DATA_DIR must not be empty')), DEFAULT_DATA_DIR),
   BODY_LIMIT_BYTES: v.optional(integerVariable('BODY_LIMIT_BYTES', 1, 16 * 1024 * 1024), '65536'),

@@ -1,12 +1,14 @@
 import { createServer, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type Database, openDatabase } from '@plant-store/db';
+import { type Database, DatabaseUnavailableError, openDatabase } from '@plant-store/db';
 import { ErrorCode, stringifyJson } from '@plant-store/schema';
 import { createApp } from './app.js';
 import { createAuthFailureLimiter } from './auth/auth-failure-limiter.js';
 import type { Config, ConnectionsConfig } from './config.js';
 import { issueFirstRunToken } from './first-run-token.js';
+import { databaseConnectionEvents } from './health/database-connection-events.js';
+import { createReadiness, READINESS_MAX_AGE_MS } from './health/readiness.js';
 import { endWithin } from './http/close-after-answer.js';
 import { guardConnections } from './http/connection-guard.js';
 import { PortUnavailableError, type PortVariable } from './http/port-unavailable-error.js';
@@ -91,6 +93,18 @@ async function startServing(
   const { log } = options;
   // Created once the database is open; until then there is nothing to nudge.
   let dispatcher: WebhookDispatcher | undefined;
+  let opened: Database | undefined;
+  // `/readyz` on both ports: the database asked at most every READINESS_MAX_AGE_MS, and "not ready"
+  // at once when its connections fail (see onDatabaseConnectionEvent).
+  const readiness = createReadiness({
+    ping: () => (opened ? opened.ping() : Promise.reject(new DatabaseUnavailableError())),
+    maxAgeMs: READINESS_MAX_AGE_MS,
+  });
+  const onConnectionEvent = databaseConnectionEvents({
+    log,
+    ...(metrics ? { metrics } : {}),
+    unavailable: () => readiness.markUnavailable(),
+  });
   const db = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
@@ -106,7 +120,9 @@ async function startServing(
     onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
     // The tokens loaded before keep working; revocations elsewhere wait for the next reload.
     onTokenRefreshError: (error) => log.warn({ err: error }, 'could not reload the active tokens; retrying in 5 s'),
+    onConnectionEvent,
   });
+  opened = db;
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
   const { dispatch, retentionDays, busyRequests, ...delivery } = config.webhooks;
@@ -183,6 +199,7 @@ async function startServing(
   await rateLimiter.ready(REDIS_READY_WAIT_MS);
   const app = createApp({
     db,
+    readiness,
     bodyLimitBytes: config.bodyLimitBytes,
     log,
     rateLimits: { limiter: rateLimiter, defaultPolicy: config.tokens.defaultRateLimit },
@@ -213,7 +230,7 @@ async function startServing(
   // Probes and the scraper on their own port, so a flood of the API's port cannot starve them.
   const metricsServer =
     metrics && typeof config.metrics === 'object'
-      ? createMetricsServer(metrics.registry, log, { ready: () => db.ping() })
+      ? createMetricsServer(metrics.registry, log, { ready: () => readiness.check() })
       : undefined;
   let url: string;
   let metricsUrl: string | undefined;

@@ -7,6 +7,7 @@ import { pinnedNodeVersion } from './test-support/pinned-runtime.js';
 import { serviceLifecycle } from './test-support/service-lifecycle.js';
 import { collect, spawnApi, startServiceProcess, storageEnv } from './test-support/service-process.js';
 import { request } from './test-support/test-service.js';
+import { waitUntil } from './test-support/wait-until.js';
 
 failOnContractViolations();
 
@@ -57,7 +58,8 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
       }
     };
     const writers = Array.from({ length: 8 }, writer);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Killed mid-stream: once a good number were answered, with more in flight.
+    await waitUntil(() => answered.length > 10, 60_000);
     child.kill('SIGKILL');
     await Promise.all(writers);
     await exited;

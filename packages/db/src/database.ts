@@ -3,12 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import type { ListPlantsQuery, NewPlant, StoredPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { AuditActor, AuditEventPage } from './audit/audit-records.js';
 import { deleteOldAuditEvents, type ListAuditEventsQuery, listAuditEvents } from './audit/list-audit-events.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { type DataDirLockedError, MigrationsPendingError } from './errors.js';
+import { DatabaseUnavailableError, type DataDirLockedError, MigrationsPendingError } from './errors.js';
 import { currentEventCursor, type EventPage, type ListEventsQuery, listEvents } from './events/list-events.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations, type MigrationTarget, pendingMigrations } from './migrate.js';
@@ -28,6 +27,7 @@ import type { VersionedPlant } from './plants/plant-record.js';
 import { createPlantUpdater, type UpdatePlantResult } from './plants/plant-updater.js';
 import { createPlantWriter } from './plants/plant-writer.js';
 import type { PlantUpdate } from './plants/update-plants.js';
+import { type ConnectionEvent, createPostgresPool } from './postgres/postgres-pool.js';
 import { withPreparedStatements } from './prepared-statements.js';
 import { translateError } from './prisma-errors.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -63,7 +63,10 @@ import type {
 export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.data', import.meta.url));
 
 export interface DatabaseOptions {
-  /** A PostgreSQL connection string. Without one, the embedded PGlite database in `dataDir`. */
+  /**
+   * A PostgreSQL connection URL, libpq's multi-host form with `target_session_attrs` included (see
+   * parsePostgresUrl). Without one, the embedded PGlite database in `dataDir`.
+   */
   readonly url?: string | undefined;
   /** The embedded database's folder (ignored with `url`). */
   readonly dataDir: string;
@@ -106,6 +109,11 @@ export interface DatabaseOptions {
   readonly tokenRefreshMs?: number;
   /** A reload of the active tokens failed (the database is away): those loaded before stay. */
   readonly onTokenRefreshError?: (error: unknown) => void;
+  /**
+   * What happens to the PostgreSQL connections: opened, refused by a host, discarded because their
+   * host can no longer serve them, and the primary moving to another host (see ConnectionEvent).
+   */
+  readonly onConnectionEvent?: (event: ConnectionEvent) => void;
 }
 
 /** What a create knows besides the plant: its request's traceparent, and the team creating it. */
@@ -216,7 +224,10 @@ export interface Database {
   releaseClaim(claim: ClaimedDelivery): Promise<void>;
   /** One batch of the webhook retention job (see deleteOldWebhookData). */
   deleteOldWebhookData(options: RetentionOptions): Promise<RetentionResult>;
-  /** Resolves when the database answers a query; throws DatabaseUnavailableError otherwise. */
+  /**
+   * Resolves when the database answers a query and takes writes (a primary, not a standby or a
+   * read-only session); throws DatabaseUnavailableError otherwise.
+   */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -229,19 +240,23 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
   const applied = await migrateOrCheck({ kind: 'postgres', connectionString: url }, options);
-  // The pool is ours, shared by Prisma and by the group-commit writer's batch insert.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 16,
-    // A request must fail fast (503 + Retry-After, within ~2 s) when the database is down or hung,
-    // not hang: bounds the wait for a pooled connection or a new one...
-    connectionTimeoutMillis: 1_000,
-    // ...makes the server cancel a statement that runs too long (the connection stays usable)...
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    // ...and bounds each query on an open one (a dead server leaves sockets open that never
-    // answer), a little later than the server's own cancel.
-    query_timeout: STATEMENT_TIMEOUT_MS + 100,
-  });
+  // The pool is ours, shared by Prisma and by the group-commit writer's batch insert. With several
+  // hosts (or target_session_attrs), each new connection finds the one that qualifies.
+  const pool = createPostgresPool(
+    url,
+    {
+      max: options.poolSize ?? 16,
+      // A request must fail fast (503 + Retry-After, within ~2 s) when the database is down or hung,
+      // not hang: bounds the wait for a pooled connection or a new one (per host tried)...
+      connectionTimeoutMillis: 1_000,
+      // ...makes the server cancel a statement that runs too long (the connection stays usable)...
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      // ...and bounds each query on an open one (a dead server leaves sockets open that never
+      // answer), a little later than the server's own cancel.
+      query_timeout: STATEMENT_TIMEOUT_MS + 100,
+    },
+    { onConnectionEvent: options.onConnectionEvent },
+  );
   // An idle connection that fails (the server restarts) is dropped by the pool and replaced on
   // the next query; without a listener its error would end the process.
   pool.on('error', () => {});
@@ -315,6 +330,8 @@ export async function migrateDatabase(
   }
 }
 
+/** Whether the session could write (false on a primary, true on a standby): ping's question. */
+const READ_ONLY_SQL = "SELECT current_setting('transaction_read_only') = 'on' AS read_only";
 /** The longest a statement may run on PostgreSQL before the server cancels it (a 503). */
 const STATEMENT_TIMEOUT_MS = 900;
 /** PGlite runs one statement at a time: more batches in flight would only queue. */
@@ -455,11 +472,15 @@ async function createDatabase(
     releaseClaim: (claim) => releaseClaim(sql, claim),
     deleteOldWebhookData: (options) => deleteOldWebhookData(sql, options),
     async ping() {
+      let readOnly: boolean | undefined;
       try {
-        await prisma.$queryRaw`SELECT 1`;
+        const { rows } = await sql.query<{ read_only: boolean }>(READ_ONLY_SQL, []);
+        readOnly = rows[0]?.read_only;
       } catch (error) {
         throw translateError(error);
       }
+      // Connected, but to a standby (or a read-only session): no write would succeed.
+      if (readOnly !== false) throw new DatabaseUnavailableError({ cause: new Error('the database is read-only') });
     },
     close() {
       // Creates already queued or running are answered, and the last token-use stamps written,

@@ -46,6 +46,15 @@ export type { PlantPage } from './plants/list-plants.js';
 export type { VersionedPlant } from './plants/plant-record.js';
 export type { UpdatePlantResult } from './plants/plant-updater.js';
 export type { PlantPatch, PlantUpdate } from './plants/update-plants.js';
+export {
+  describeHost,
+  InvalidDatabaseUrlError,
+  type PostgresConnectionSettings,
+  type PostgresHost,
+  parsePostgresUrl,
+  type TargetSessionAttrs,
+} from './postgres/connection-url.js';
+export type { ConnectionEvent, RefusalReason } from './postgres/postgres-pool.js';
 export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
 export type { ListTokensOptions, RevokeTokenOptions } from './tokens/manage-tokens.js';
 export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/token-record.js';

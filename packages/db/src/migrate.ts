@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type pg from 'pg';
+import { describeHost, parsePostgresUrl } from './postgres/connection-url.js';
+import { createPostgresPool } from './postgres/postgres-pool.js';
 import {
   errorMessage,
   type MigrationList,
@@ -69,8 +71,7 @@ async function applyToPostgres(connectionString: string, migrations: MigrationLi
   // must run where the lock is held.
   // A connect timeout, so that a start against a database that does not answer fails instead of
   // hanging; no query timeout, because waiting for the migration lock may rightly take long.
-  const pool = new pg.Pool({
-    connectionString,
+  const pool = createPostgresPool(connectionString, {
     max: 1,
     idleTimeoutMillis: 0,
     connectionTimeoutMillis: 5_000,
@@ -206,12 +207,13 @@ export async function pendingMigrations(
   try {
     const migrations = await readMigrationsList(migrationsDir);
     if (target.kind === 'pglite') return await pendingIn((sql) => target.client.query(sql), migrations);
-    const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: 5_000 });
-    await client.connect();
+    // A pool of one: with several hosts, the connection goes to the one that qualifies.
+    const pool = createPostgresPool(target.connectionString, { max: 1, connectionTimeoutMillis: 5_000 });
+    pool.on('error', () => {});
     try {
-      return await pendingIn((sql) => client.query(sql), migrations);
+      return await pendingIn((sql) => pool.query(sql), migrations);
     } finally {
-      await client.end();
+      await pool.end();
     }
   } catch (error) {
     throw new Error(`${action} failed: ${errorMessage(error)}`, { cause: error });
@@ -227,8 +229,8 @@ async function deploy(engine: SchemaEngine, migrationsList: MigrationList): Prom
 function describeTarget(target: MigrationTarget): string {
   if (target.kind === 'pglite') return `PGlite (${target.client.dataDir ?? 'in memory'})`;
   try {
-    const url = new URL(target.connectionString);
-    return `PostgreSQL database "${decodeURIComponent(url.pathname.slice(1))}" on ${url.host || 'localhost'}`;
+    const { client, hosts } = parsePostgresUrl(target.connectionString);
+    return `PostgreSQL database "${client.database ?? ''}" on ${hosts.map(describeHost).join(', ')}`;
   } catch {
     return 'PostgreSQL';
   }

@@ -20,6 +20,8 @@ const CONNECTION_ERROR_CODES = new Set([
   '08006',
   '08001',
   '08004',
+  // A write reached a host that is a standby now (a failover under way): another host will take it.
+  '25006', // read_only_sql_transaction
   // Transient server-side refusals, not the client's fault: worth a retry, so 503 rather than 500.
   '40001', // serialization_failure
   '40P01', // deadlock_detected

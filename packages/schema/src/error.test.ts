@@ -33,6 +33,14 @@ describe('ErrorCode', () => {
     });
   });
 
+  it('is listed in the description of `error`, which names no TypeScript constant (documents show it alone)', () => {
+    const description = v.getDescription(ErrorSchema.entries.error) ?? '';
+    expect(description).not.toContain('ErrorCode');
+    expect(description).toBe(
+      'Numeric error value: the HTTP status code of the precise reason: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 unsupported media type, 429 too many requests, 500 internal, 503 database unavailable.',
+    );
+  });
+
   it.each(Object.entries(ErrorCode))('%s (%d) is a valid Error body value', (_name, code) => {
     expect(v.parse(ErrorSchema, { error: code, message: 'x' }).error).toBe(code);
   });

@@ -25,6 +25,11 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 const INT32_MESSAGE = 'error must be an int32';
 
+/** `400 invalid request, 401 not authenticated, ...`: the codes, named as ErrorCode names them. */
+const CODES_LISTED = Object.entries(ErrorCode)
+  .map(([name, code]) => `${code} ${name.replaceAll(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase()}`)
+  .join(', ');
+
 /**
  * The spec's Error: `{ error: int32, message: string }`. `error` may arrive as a number (plain
  * `JSON.parse`) or a bigint (this package's `parseJson`); it comes out as a number.
@@ -33,7 +38,7 @@ export const ErrorSchema = v.object({
   error: v.pipe(
     v.union([v.pipe(v.number(INT32_MESSAGE), v.integer(INT32_MESSAGE)), v.bigint(INT32_MESSAGE)], INT32_MESSAGE),
     v.metadata({ format: 'int32', minimum: INT32_MIN, maximum: INT32_MAX }),
-    v.description('Numeric error value: the HTTP status code of the precise reason (see ErrorCode).'),
+    v.description(`Numeric error value: the HTTP status code of the precise reason: ${CODES_LISTED}.`),
     v.check((value) => value >= INT32_MIN && value <= INT32_MAX, INT32_MESSAGE),
     v.transform(Number),
   ),

@@ -1,13 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { isStorableText, STORABLE_TEXT_PATTERN } from './text.js';
 
-/** How JSON Schema 2020-12 validators (and OpenAPI 3.1 tools) compile a `pattern`. */
-const pattern = new RegExp(STORABLE_TEXT_PATTERN, 'u');
+/**
+ * How validators compile a `pattern`: with the `u` flag as JSON Schema 2020-12 says (ajv by
+ * default, OpenAPI 3.1 tools), and without it, code unit by code unit (a plain `new RegExp`,
+ * ajv with `unicodeRegExp: false`, Postman).
+ */
+const PATTERNS = [
+  ['with the u flag', new RegExp(STORABLE_TEXT_PATTERN, 'u')],
+  ['without it', new RegExp(STORABLE_TEXT_PATTERN)],
+] as const;
+
+/** The first pattern, of code points only: without the `u` flag it refused every emoji. */
+const CODE_POINTS_ONLY = '^[^\\u0000\\uD800-\\uDFFF]*$';
 
 const SAMPLES: readonly string[] = [
   '',
   'Monstera',
   'Ficus lyrata 🌿',
+  'Ficus 🌿',
+  '🌿',
+  '🌿🌱',
+  '\uD83C\uDF31 and \uD83C',
   '\u{1F331}\u{10FFFF}',
   'tab\there',
   '\uFFFF\uFFFE',
@@ -32,9 +46,16 @@ function randomText(random: () => number): string {
   return String.fromCharCode(...units);
 }
 
-describe('STORABLE_TEXT_PATTERN', () => {
+describe.each(PATTERNS)('STORABLE_TEXT_PATTERN %s', (_mode, pattern) => {
   it.each(SAMPLES.map((text) => [JSON.stringify(text), text]))('agrees with isStorableText on %s', (_, text) => {
     expect(pattern.test(text)).toBe(isStorableText(text));
+  });
+
+  it('takes emoji and every astral character, which a pattern of code points refused without the u flag', () => {
+    for (const text of ['Ficus 🌿', '🌿', '\u{10000}', '\u{10FFFF}', 'a\u{1F331}b\u{1F33F}c']) {
+      expect(pattern.test(text), JSON.stringify(text)).toBe(true);
+    }
+    expect(new RegExp(CODE_POINTS_ONLY).test('Ficus 🌿')).toBe(false);
   });
 
   it('agrees with isStorableText on 20,000 random strings of code units', () => {

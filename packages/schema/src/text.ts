@@ -16,12 +16,16 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
- * `isStorableText` as a JSON Schema `pattern` (ECMA-262 with the `u` flag, as JSON Schema 2020-12
- * reads patterns): no U+0000 and no surrogate code point, which under `u` only a lone surrogate
- * is (a well-formed pair is read as one astral code point). Generated clients and validators
- * then refuse what the service refuses.
+ * `isStorableText` as a JSON Schema `pattern`: any number of code units other than U+0000 and
+ * surrogates, or a high surrogate followed by a low one (a well-formed pair). It means the same
+ * read with the `u` flag (JSON Schema 2020-12's reading: there a pair is one astral code point,
+ * matched by the first branch, and only a lone surrogate is a surrogate) and without it (as
+ * ajv with `unicodeRegExp: false`, Postman and a plain `new RegExp(pattern)` read it: code unit
+ * by code unit, a pair matched by the second branch). A pattern of code points only, such as
+ * `^[^\u0000\uD800-\uDFFF]*$`, refused every emoji without the `u` flag. Generated clients and
+ * validators then refuse what the service refuses, and only that.
  */
-export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+export const STORABLE_TEXT_PATTERN = '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
 
 /**
  * A text field named `field` in its messages: a string of `minLength` to `maxLength` code

@@ -1,5 +1,6 @@
 import { ErrorCode } from '@plant-store/schema';
 import { ApiError } from './api-error.js';
+import type { Int64Form } from './int64-form.js';
 
 /** An `If-Match` / `If-None-Match` value: `*`, or the entity tags listed. */
 export type EntityTags = '*' | readonly EntityTag[];
@@ -35,27 +36,40 @@ export function parseEntityTags(header: string, name: 'If-Match' | 'If-None-Matc
   return tags;
 }
 
-/** The ETag of a version: a strong entity tag, its decimal. */
-export function versionTag(version: bigint): string {
-  return `"${version}"`;
+/**
+ * The ETag of a version: a strong entity tag, its decimal; for an answer with int64s as strings
+ * (Plant-Store-Int64: string), `"<version>-string"`, since those bytes differ (a strong tag
+ * names one representation, RFC 9110 8.8.1).
+ */
+export function versionTag(version: bigint, form: Int64Form = 'number'): string {
+  return form === 'string' ? `"${version}${STRING_FORM_SUFFIX}"` : `"${version}"`;
 }
 
-const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
+const STRING_FORM_SUFFIX = '-string';
+/** A version's tag in either form: its decimal, then `-string` for the string form. */
+const VERSION_TAG = /^(0|[1-9][0-9]{0,18})(-string)?$/;
 
 /**
  * The versions `If-Match` names, by strong comparison (a weak tag never matches, RFC 9110
- * 13.1.1); undefined for `*` or no header (any version). A tag that is no version of ours is no
- * version: the list may end up empty, and then nothing matches.
+ * 13.1.1); undefined for `*` or no header (any version). A change depends on the plant's state,
+ * not on the form its answer took: the tag of either form names its version. A tag that is no
+ * version of ours is no version: the list may end up empty, and then nothing matches.
  */
 export function ifMatchVersions(tags: EntityTags | undefined): readonly bigint[] | undefined {
   if (tags === undefined || tags === '*') return undefined;
-  return tags.filter((tag) => !tag.weak && DECIMAL.test(tag.opaque)).map((tag) => BigInt(tag.opaque));
+  return tags.flatMap((tag) => {
+    const match = tag.weak ? null : VERSION_TAG.exec(tag.opaque);
+    return match === null ? [] : [BigInt(match[1] ?? '')];
+  });
 }
 
-/** Whether `If-None-Match` names `version` (weak comparison, RFC 9110 13.1.2), or is `*`. */
-export function noneMatchHolds(tags: EntityTags | undefined, version: bigint): boolean {
+/**
+ * Whether `If-None-Match` names `version` in the form the answer would take (weak comparison,
+ * RFC 9110 13.1.2), or is `*`: then the client holds that very representation (304).
+ */
+export function noneMatchHolds(tags: EntityTags | undefined, version: bigint, form: Int64Form = 'number'): boolean {
   if (tags === undefined) return false;
   if (tags === '*') return true;
-  const current = version.toString();
+  const current = versionTag(version, form).slice(1, -1);
   return tags.some((tag) => tag.opaque === current);
 }

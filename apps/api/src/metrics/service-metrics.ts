@@ -1,4 +1,4 @@
-import type { ObserveDatabaseCall } from '@plant-store/db';
+import type { ConnectionEvent, ObserveDatabaseCall } from '@plant-store/db';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptResult as WebhookAttemptResult } from '../webhooks/dispatcher.js';
 
@@ -56,6 +56,8 @@ export interface ServiceMetrics {
   readonly observeDatabaseCall: ObserveDatabaseCall;
   /** For the webhook dispatcher: each delivery attempt's result. */
   observeWebhookAttempt(result: WebhookAttemptResult): void;
+  /** For `openDatabase({ onConnectionEvent })`: PostgreSQL connections opened, refused, discarded, failovers. */
+  observeConnectionEvent(event: ConnectionEvent): void;
 }
 
 export interface ServiceMetricsOptions {
@@ -134,6 +136,36 @@ export function createServiceMetrics({
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  // PostgreSQL connections, by host as DATABASE_URL names it (`host:port`: a few fixed values).
+  const connectionsOpened = new Counter({
+    name: 'db_connections_opened_total',
+    help: 'PostgreSQL connections opened (and, with target_session_attrs, found to qualify), by host: a rise outside start-up is reconnections.',
+    labelNames: ['host'] as const,
+    registers: [registry],
+  });
+  const connectionsRefused = new Counter({
+    name: 'db_connection_refusals_total',
+    help: 'Hosts tried for a new PostgreSQL connection that failed (failed) or did not qualify (read-only, standby), by host and reason.',
+    labelNames: ['host', 'reason'] as const,
+    registers: [registry],
+  });
+  const connectionsDiscarded = new Counter({
+    name: 'db_connections_discarded_total',
+    help: 'PostgreSQL connections closed because their host could no longer serve them (lost, shut down, read-only, or no longer the primary), by host.',
+    labelNames: ['host'] as const,
+    registers: [registry],
+  });
+  const failovers = new Counter({
+    name: 'db_failovers_total',
+    help: 'Times new PostgreSQL connections found the primary on another host than before (failovers seen by this process).',
+    registers: [registry],
+  });
+  const primary = new Gauge({
+    name: 'db_primary',
+    help: 'With target_session_attrs read-write or primary: 1 for the host new PostgreSQL connections last qualified on.',
+    labelNames: ['host'] as const,
+    registers: [registry],
+  });
   // Per label combination: the labels, the histogram's child (kept: prom-client hashes a labels
   // object on every call otherwise), and the requests not yet handed to the counter. The label
   // sets are bounded (see above), and so are these maps.
@@ -171,6 +203,28 @@ export function createServiceMetrics({
     },
     observeWebhookAttempt(result) {
       webhookAttempts.inc({ result });
+    },
+    observeConnectionEvent(event) {
+      switch (event.kind) {
+        case 'opened':
+          connectionsOpened.inc({ host: event.host });
+          return;
+        case 'refused':
+          connectionsRefused.inc({ host: event.host, reason: event.reason });
+          return;
+        case 'discarded':
+          connectionsDiscarded.inc({ host: event.host });
+          return;
+        case 'unavailable':
+          return;
+        case 'primary':
+          if (event.previous !== undefined) {
+            failovers.inc();
+            primary.set({ host: event.previous }, 0);
+          }
+          primary.set({ host: event.host }, 1);
+          return;
+      }
     },
     observeDatabaseCall({ operation, outcome, durationSeconds }) {
       const key = `${operation} ${outcome}`;

@@ -275,7 +275,18 @@ describe('the OpenAPI document', () => {
         }
       }
       const schemas = (served.document.components as Json).schemas as Record<string, Json>;
-      expect(schemas.Plant).toMatchObject({ type: 'object', required: ['name'] });
+      // Its Plant is our StoredPlant: the same fields, and the id (which its Plant allows) required.
+      const theirPlant = ((upstreamSample.components as Json).schemas as Record<string, Json>).Plant as Json;
+      expect(schemas.StoredPlant).toMatchObject({
+        type: 'object',
+        required: ['id', ...(theirPlant.required as string[])],
+      });
+      for (const [name, property] of Object.entries(theirPlant.properties as Record<string, Json>)) {
+        expect(schemas.StoredPlant?.properties, name).toHaveProperty(
+          name,
+          expect.objectContaining({ type: property.type }),
+        );
+      }
       expect(schemas.NewPlant).toMatchObject({ required: ['id', 'name'], properties: { id: { format: 'int64' } } });
       expect(schemas.Error).toMatchObject({
         required: ['error', 'message'],

@@ -1,4 +1,5 @@
 import { ErrorCode, OPERATION_TAGS, PLANTS_PAGE_DEFAULT_LIMIT, SCOPE_DESCRIPTIONS, SCOPES } from '@plant-store/schema';
+import { INT64_HEADER, type Int64Form } from '../http/int64-form.js';
 import {
   AUTHENTICATION_REQUIRED_MESSAGE,
   EXPIRED_TOKEN_MESSAGE,
@@ -9,6 +10,7 @@ import {
 } from '../middleware/bearer-auth.js';
 import { overLimitMessage } from '../middleware/limit-token-rate.js';
 import { EXAMPLE_NEXT_AFTER } from './examples.js';
+import { withInt64Strings } from './int64-strings-document.js';
 import { componentSchemas } from './json-schemas.js';
 import { errorContent, errorExample, JSON_TYPE, ref } from './openapi-parts.js';
 import { operationPaths, parameterComponents } from './operation-paths.js';
@@ -22,16 +24,43 @@ export interface OpenApiDocumentOptions {
   readonly bodyLimitBytes: number;
   /** Whether this port serves `GET /metrics` (default true). */
   readonly metrics?: boolean;
+  /**
+   * How int64s travel (default `number`): `string` describes the service as a client that sends
+   * `Plant-Store-Int64: string` sees it (served at `/openapi.json?int64=string`).
+   */
+  readonly int64Form?: Int64Form;
 }
+
+/** The query parameter of `GET /openapi.json` that chooses the document, and its refusal. */
+export const DOCUMENT_FORM_PARAMETER = 'int64';
+export const DOCUMENT_FORM_MESSAGE = `query parameter ${DOCUMENT_FORM_PARAMETER} must be "number" or "string"`;
+
+/** What the document says about ids, as a client of each form sees them. */
+const EXACT_IDS: Record<Int64Form, string> = {
+  number: [
+    "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
+    `A client that cannot (JavaScript's \`JSON.parse\`, and so most clients generated from this document, reads 9007199254740993 as 9007199254740992) sends \`${INT64_HEADER}: string\` with every request: every int64 in the answer is then a decimal string, and int64s in its body may be sent as strings too; \`/openapi.json?${DOCUMENT_FORM_PARAMETER}=string\` is this document as such a client sees it, to generate a client from. Another value of the header than \`string\` or \`number\` (the default) is answered 400. Webhook bodies carry JSON integers always.`,
+  ].join(' '),
+  string: [
+    `- **Ids as strings.** This document describes the service as it answers requests that carry \`${INT64_HEADER}: string\` (set it once, as a default header of your client): every int64 (\`id\`, \`after\`, \`plantId\`, ...) is a decimal string in answers, bodies, paths and queries alike (\`"9007199254740993"\`), so that a client whose JSON reader makes doubles keeps every id exact. Bodies may still send JSON integers.`,
+    `Without the header the service writes JSON integers, as \`/openapi.json\` describes; another value than \`string\` or \`number\` is answered 400. The answer repeats \`${INT64_HEADER}: string\` when it was honoured.`,
+    'Webhook bodies are requests the service sends, not answers: they carry JSON integers always, as `webhooks` below shows (read them with a JSON reader that keeps big integers).',
+  ].join(' '),
+};
 
 /**
  * The service's OpenAPI 3.1 document. The operations are written from the schema package's
  * operations table (see operation-paths.ts), shapes from its valibot schemas (json-schemas.ts);
  * the HTTP tests check every response they receive against this.
  * Compatible with the upstream "OpenAPI Plant Store" sample (1.0.0): the same paths, methods,
- * parameters and shapes; `Plant` responses also carry their `id`, which `Plant` allows.
+ * parameters and shapes; its `Plant` responses are `StoredPlant` here, the same `name` and `tag`
+ * with the plant's `id`, which its `Plant` allows.
  */
-export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenApiDocumentOptions): OpenApiDocument {
+export function createOpenApiDocument({
+  bodyLimitBytes,
+  metrics = true,
+  int64Form = 'number',
+}: OpenApiDocumentOptions): OpenApiDocument {
   const unauthorized = {
     description: 'No bearer token, or one that is not valid (unknown, revoked or expired). `error` is 401.',
     headers: { 'WWW-Authenticate': ref('headers/WWW-Authenticate') },
@@ -43,7 +72,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     }),
   };
 
-  return {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'Plant Store',
@@ -55,7 +84,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
       description: [
         'Compatible with the "OpenAPI Plant Store" sample interface 1.0.0.',
         '',
-        "- **Exact ids.** `id` is an int64 written as a plain JSON integer; values beyond 2^53 are kept to the last digit. Parse responses with a JSON reader that keeps big integers (JavaScript: `@plant-store/schema`'s `parseJson`).",
+        EXACT_IDS[int64Form],
         '- **Errors** are always `application/json` in the `Error` shape. `error` is the precise reason as an HTTP code: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 not JSON, 429 too many requests (retry after `Retry-After` seconds), 500 internal, 503 database unavailable (retry after `Retry-After` seconds).',
         '- **Rate limits:** each token may send a number of requests per window: its own `rateLimit`, else the service\'s default. Every answer to an authenticated request carries the `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (`RateLimit-Policy: "token";q=1000;w=10`, `RateLimit: "token";r=998;t=7`: quota, window, remaining and seconds until the window ends); over the limit the answer is 429 with `Retry-After`. With several replicas the limit is shared through Redis when the service is configured with it. An address with too many failed authentications (20 a minute by default) is answered 429 for tokens that replica has not seen work, until its window ends.',
         '- **POST /plants** answers HTTP 400 for every failure caused by what the client sent, with `error` 400, 409, 413 or 415; other operations answer the HTTP status that `error` names.',
@@ -74,14 +103,7 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
     ],
     paths: {
       ...operationPaths({ bodyLimitBytes }),
-      '/openapi.json': serviceOperation(
-        'getOpenApiDocument',
-        'This OpenAPI document',
-        {
-          '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
-        },
-        'This description of the service, as it runs: limits and optional paths follow its configuration. No token needed.',
-      ),
+      '/openapi.json': documentOperation(),
       '/docs': serviceOperation(
         'getDocsPage',
         'The interactive API reference (this document, rendered)',
@@ -230,6 +252,34 @@ export function createOpenApiDocument({ bodyLimitBytes, metrics = true }: OpenAp
       },
     },
   };
+  return int64Form === 'string' ? withInt64Strings(document) : document;
+}
+
+/** `GET /openapi.json`: this document, in either form. */
+function documentOperation() {
+  const operation = serviceOperation(
+    'getOpenApiDocument',
+    'This OpenAPI document',
+    {
+      '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
+      '400': {
+        description: `The \`${DOCUMENT_FORM_PARAMETER}\` query parameter is neither \`number\` nor \`string\`, or given twice. \`error\` is 400.`,
+        content: errorContent([ErrorCode.InvalidRequest], {
+          form: errorExample(ErrorCode.InvalidRequest, DOCUMENT_FORM_MESSAGE, 'Another form'),
+        }),
+      },
+    },
+    'This description of the service, as it runs: limits and optional paths follow its configuration. No token needed.',
+  );
+  const parameter = {
+    name: DOCUMENT_FORM_PARAMETER,
+    in: 'query',
+    description: `How int64s (ids) are written: \`number\` (the default), JSON integers; \`string\`, decimal strings, the document for clients that send \`${INT64_HEADER}: string\` with every request (for clients generated by tools whose JSON reader makes doubles, such as openapi-typescript).`,
+    schema: { type: 'string', enum: ['number', 'string'], default: 'number' },
+    example: 'string',
+  };
+  const { responses, ...described } = operation.get;
+  return { get: { ...described, parameters: [parameter], responses } };
 }
 
 /** A GET outside the contract's operations (probes, this description), open to every caller. */

@@ -97,7 +97,7 @@ describe('GET /docs over HTTP', () => {
     for (const path of ['/docs', '/docs/assets/swagger-ui.css']) {
       const response = await request(service.url, path, { method: 'POST', body: '{}' });
       expectError(response, 405);
-      expect(response.headers.get('allow')).toBe('HEAD, GET');
+      expect(response.headers.get('allow')).toBe('HEAD, GET, OPTIONS');
     }
   });
 

@@ -7,13 +7,15 @@ import {
   type Operations,
   operationParameters,
   operations,
+  parseJson,
   type SuccessBodyOf,
 } from '@plant-store/schema';
 import compose from 'koa-compose';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import { ApiError, invalidRequest, invalidRequestAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import type { Caller } from '../http/caller.js';
+import { INT64_HEADER, int64FormOf, int64StringReader, stringifyJsonWithInt64Strings } from '../http/int64-form.js';
 import { nextPageLink } from '../http/next-page-link.js';
 import { noneMatchHolds, parseEntityTags, type RequestConditions, versionTag } from '../http/preconditions.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
@@ -24,7 +26,7 @@ import { clientFaultsAs400 } from '../middleware/client-faults-as-400.js';
 import { respondError } from '../middleware/handle-errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { limitTokenRate, type TokenRateLimits } from '../middleware/limit-token-rate.js';
-import { jsonSchemaOf } from '../openapi/json-schemas.js';
+import { inlineJsonSchemaOf, jsonSchemaOf } from '../openapi/json-schemas.js';
 
 /** What a paged listing's handler answers: one page in ascending id order, and whether more follow. */
 export interface Page<TItem> {
@@ -85,7 +87,8 @@ type ReadInput = (ctx: AppContext) => Record<string, unknown> | undefined;
  * Routes every operation of the contract to its handler, which must exist for each and only for
  * them. From the declaration: path and method, bearer auth with its scope and the token's rate
  * limit (before the body is read), the JSON body with its limit, validation of path, query and body, the success status
- * and a paged listing's next-page Link.
+ * and a paged listing's next-page Link. Every operation honours `Plant-Store-Int64: string` (see int64-form.ts): int64s
+ * in its body may be decimal strings, and its answer writes them so.
  */
 export function mountOperations<THandlers extends Handlers>(
   router: Router<AppState>,
@@ -129,11 +132,16 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
   const readConditions = conditionsReader(operation);
   const { body, success } = operation;
   const honoursIfNoneMatch = operation.preconditions?.includes('If-None-Match') === true;
+  // Path and query int64s are decimal text in either form; a body's are JSON integers or, when asked, strings.
+  const readInt64Strings = body ? int64StringReader(inlineJsonSchemaOf(body.schema)) : undefined;
+  const writePageWithInt64Strings = encodedPageRewriter(operation);
   return async (ctx: AppContext) => {
+    const int64Form = int64FormOf(ctx.req.headers);
     const params = readParams(ctx);
     const query = readQuery(ctx);
     const conditions = readConditions(ctx);
-    const checked = body ? checkInput(body.schema, ctx.state.jsonBody) : { output: undefined };
+    const sent = int64Form === 'string' && readInt64Strings ? readInt64Strings(ctx.state.jsonBody) : ctx.state.jsonBody;
+    const checked = body ? checkInput(body.schema, sent) : { output: undefined };
     // Answered here rather than thrown: an invalid body is the commonest client error.
     if ('issue' in checked) return respondError(ctx, invalidRequestAnswer(checked.issue));
     // bearerAuth, ahead in every route, has set the caller of every request that gets here.
@@ -142,7 +150,12 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
     const answer = await handler({ params, query, body: checked.output, conditions }, caller);
     if (success.status === 204) {
       ctx.status = 204;
-    } else if (success.paged) {
+      return;
+    }
+    // The same URL answers either form: a cache must keep them apart.
+    ctx.res.setHeader('Vary', INT64_HEADER);
+    if (int64Form === 'string') ctx.res.setHeader(INT64_HEADER, 'string');
+    if (success.paged) {
       const page = answer as Page<{ readonly id: bigint }> | EncodedPage;
       const nextAfter = 'json' in page ? page.nextAfter : page.items.at(-1)?.id.toString();
       if (page.hasMore && nextAfter !== undefined) {
@@ -150,16 +163,19 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
         const next = Object.fromEntries(Object.entries(query ?? {}).map(([name, value]) => [name, String(value)]));
         ctx.set('Link', nextPageLink({ ...next, after: nextAfter }));
       }
-      if ('json' in page) respondJsonText(ctx, success.status, page.json);
-      else respondJson(ctx, success.status, page.items);
+      if ('json' in page) {
+        respondJsonText(ctx, success.status, int64Form === 'string' ? writePageWithInt64Strings(page.json) : page.json);
+      } else {
+        respondJson(ctx, success.status, page.items, int64Form);
+      }
     } else if (success.etag) {
       const { value, version } = answer as Versioned<unknown>;
-      ctx.set('ETag', versionTag(version));
+      ctx.set('ETag', versionTag(version, int64Form));
       // The client holds the current version: nothing to send (RFC 9110 13.1.2).
-      if (honoursIfNoneMatch && noneMatchHolds(conditions.ifNoneMatch, version)) ctx.status = 304;
-      else respondJson(ctx, success.status, value);
+      if (honoursIfNoneMatch && noneMatchHolds(conditions.ifNoneMatch, version, int64Form)) ctx.status = 304;
+      else respondJson(ctx, success.status, value, int64Form);
     } else {
-      respondJson(ctx, success.status, answer);
+      respondJson(ctx, success.status, answer, int64Form);
     }
   };
 }
@@ -175,6 +191,19 @@ function conditionsReader(operation: OperationDeclaration): (ctx: AppContext) =>
       ...(ifMatch === undefined ? {} : { ifMatch: parseEntityTags(ifMatch, 'If-Match') }),
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: parseEntityTags(ifNoneMatch, 'If-None-Match') }),
     };
+  };
+}
+
+/**
+ * An EncodedPage's JSON (written by the database, int64s as integers) rewritten with int64s as
+ * strings: read back exactly and through the success schema, which turns its int64s, and only
+ * them, into bigints. Only a request that asks for strings pays for it.
+ */
+function encodedPageRewriter({ success }: OperationDeclaration): (json: string) => string {
+  const { schema } = success;
+  return (json) => {
+    if (schema === undefined) throw new Error('a page without a success schema');
+    return stringifyJsonWithInt64Strings(v.parse(schema, parseJson(json)));
   };
 }
 

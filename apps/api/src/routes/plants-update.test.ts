@@ -239,6 +239,24 @@ describe.each(testEngines())('PATCH /plants/{id}, ETag and preconditions on %s',
       expectError(await patch(id, '{"name":"x"}', { headers: { 'If-Match': 'version-1' } }), 400, /If-Match/);
     });
 
+    it('tags the string form of int64s apart (its bytes differ), and takes either tag in If-Match', async () => {
+      const { id, version } = await fresh();
+      const strings = { 'Plant-Store-Int64': 'string' };
+      const read = await get(id, strings);
+      expect(read.text).toBe(`{"id":"${id}","name":"Monstera","tag":"aroid"}`);
+      expect(read.headers.get('etag')).toBe(`"${version}-string"`);
+      expect((await get(id, { ...strings, 'If-None-Match': `"${version}-string"` })).status).toBe(304);
+      expect((await get(id, { ...strings, 'If-None-Match': `"${version}"` })).status).toBe(200);
+      expect((await get(id, { 'If-None-Match': `"${version}-string"` })).status).toBe(200);
+      const changed = await patch(id, '{"name":"Strung"}', {
+        headers: { ...strings, 'If-Match': `"${version}-string"` },
+      });
+      expect(changed.status).toBe(200);
+      const newer = changed.headers.get('etag') ?? '';
+      expect(newer).toMatch(/^"[0-9]+-string"$/);
+      expect((await patch(id, '{"name":"Plain"}', { headers: { 'If-Match': newer } })).status).toBe(200);
+    });
+
     it('answers GET with 304 and no body while If-None-Match names the current version, 200 once it changed', async () => {
       const { id, version } = await fresh();
       const notModified = await get(id, { 'If-None-Match': `"${version}"` });

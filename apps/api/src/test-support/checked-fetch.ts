@@ -3,7 +3,8 @@ import { type ContractCheck, loadContract } from './openapi-contract.js';
 
 /**
  * `fetch` for HTTP tests: every response is checked against the OpenAPI document that the
- * same service serves at /openapi.json (loaded once per origin). A mismatch is thrown and
+ * same service serves at /openapi.json (loaded once per origin), or for a request that sends
+ * `Plant-Store-Int64: string` at /openapi.json?int64=string. A mismatch is thrown and
  * also recorded, so that it fails the test even where a caller (a retrying client) would
  * swallow the throw: see failOnContractViolations.
  */
@@ -13,17 +14,18 @@ const violations: string[] = [];
 /** Static files of the docs page: not API operations. */
 const UNCHECKED_PATHS = /^\/docs\//;
 
-function contractFor(origin: string): Promise<ContractCheck> {
-  let contract = contracts.get(origin);
+function contractFor(origin: string, int64Strings: boolean): Promise<ContractCheck> {
+  const documentUrl = new URL(int64Strings ? '/openapi.json?int64=string' : '/openapi.json', origin).href;
+  let contract = contracts.get(documentUrl);
   if (!contract) {
     contract = (async () => {
-      const response = await fetch(new URL('/openapi.json', origin));
-      if (!response.ok) throw new Error(`${origin}/openapi.json answered ${response.status}`);
+      const response = await fetch(documentUrl);
+      if (!response.ok) throw new Error(`${documentUrl} answered ${response.status}`);
       return loadContract(await response.json());
     })();
     // A failed load is not kept: the next response from that origin tries again.
-    contract.catch(() => contracts.delete(origin));
-    contracts.set(origin, contract);
+    contract.catch(() => contracts.delete(documentUrl));
+    contracts.set(documentUrl, contract);
   }
   return contract;
 }
@@ -34,7 +36,7 @@ export const checkedFetch: typeof fetch = async (input, init) => {
   const url = new URL(request.url);
   if (UNCHECKED_PATHS.test(url.pathname)) return response;
   const text = await response.clone().text();
-  const contract = await contractFor(url.origin);
+  const contract = await contractFor(url.origin, request.headers.get('plant-store-int64') === 'string');
   const problems = contract.check(request.method, request.url, {
     status: response.status,
     headers: response.headers,

@@ -61,7 +61,7 @@ import {
   ERROR_TYPE_VALUE_OTHER,
   HTTP_REQUEST_METHOD_VALUE_OTHER,
 } from '@opentelemetry/semantic-conventions';
-import type { ClaimedDelivery, DatabaseOperation } from '@plant-store/db';
+import { type ClaimedDelivery, type DatabaseOperation, parsePostgresUrl } from '@plant-store/db';
 import type { Logger } from '../logger.js';
 import { UNMATCHED_ROUTE } from '../metrics/service-metrics.js';
 import type { PostWebhookResult } from '../webhooks/safe-http.js';
@@ -314,13 +314,16 @@ function describeDatabase(databaseUrl: string | undefined): Attributes {
   const attributes: Attributes = { [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL };
   if (databaseUrl === undefined) return attributes;
   try {
-    const url = new URL(databaseUrl);
-    const name = decodeURIComponent(url.pathname.slice(1));
-    if (name !== '') attributes[ATTR_DB_NAMESPACE] = name;
-    if (url.hostname !== '') attributes[ATTR_SERVER_ADDRESS] = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    attributes[ATTR_SERVER_PORT] = url.port === '' ? 5432 : Number(url.port);
+    const { client, hosts } = parsePostgresUrl(databaseUrl);
+    if (client.database) attributes[ATTR_DB_NAMESPACE] = client.database;
+    // With several hosts the server is whichever is primary at the time: none is named.
+    const [only, ...others] = hosts;
+    if (only !== undefined && others.length === 0) {
+      if (only.host !== undefined) attributes[ATTR_SERVER_ADDRESS] = only.host;
+      attributes[ATTR_SERVER_PORT] = only.port ?? 5432;
+    }
   } catch {
-    // A connection string the driver reads but URL does not: the system name is enough.
+    // A connection string the driver reads but this parser does not: the system name is enough.
   }
   return attributes;
 }
