@@ -29,10 +29,13 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     authenticateToken: async (token) => (token === TOKEN ? record : null),
     recordTokenUse: () => {},
     knowsToken: () => false,
-    createPlant: async (plant) => ({ plant, created: true }),
+    createPlant: async (plant) => ({ plant, version: 1n, created: true }),
     findPlant: async () => null,
+    updatePlant: async () => ({ outcome: 'missing' }),
     listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
-    deletePlant: async () => false,
+    deletePlant: async () => ({ outcome: 'missing' }),
+    listEvents: async () => ({ expired: false, json: '[]', lastCursor: undefined, hasMore: false }),
+    currentEventCursor: async () => '1.0',
     ping: async () => {},
     createWebhook: async (input) => ({
       id: WEBHOOK_ID,
@@ -188,7 +191,7 @@ describe('createApp error rendering', () => {
   });
 
   it('reads a gzip body and refuses an unknown Content-Encoding with error 415', async () => {
-    const createPlant = vi.fn(async (plant) => ({ plant, created: true }));
+    const createPlant = vi.fn(async (plant) => ({ plant, version: 1n, created: true }));
     const { url } = await serve(fakeDb({ createPlant }));
     const gzipped = await request(url, '/plants', {
       body: gzipSync(body),

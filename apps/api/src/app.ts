@@ -14,6 +14,7 @@ import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { auditHandlers } from './routes/audit.js';
 import { addDocsRoutes } from './routes/docs.js';
+import { eventHandlers } from './routes/events.js';
 import { addHealthRoutes } from './routes/health.js';
 import { addMetricsRoute } from './routes/metrics.js';
 import { mountOperations } from './routes/mount-operations.js';
@@ -30,8 +31,11 @@ export interface AppDependencies {
     Database,
     | 'createPlant'
     | 'findPlant'
+    | 'updatePlant'
     | 'listPlants'
     | 'deletePlant'
+    | 'listEvents'
+    | 'currentEventCursor'
     | 'authenticateToken'
     | 'recordTokenUse'
     | 'knowsToken'
@@ -124,6 +128,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
       ...webhookHandlers({ ...deps, urlPolicy, perTeamLimit: teams.webhooksPerTeam }),
       ...tokenHandlers({ ...deps, delegation: teams.delegation, perTeamLimit: teams.tokensPerTeam }),
       ...auditHandlers(deps),
+      ...eventHandlers(deps),
     },
     {
       auth: {

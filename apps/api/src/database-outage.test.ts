@@ -247,7 +247,7 @@ describe.skipIf(!testEngines().includes('postgres'))('database outage (own throw
         for (let i = 0; i < acknowledged.length; i += 32) {
           const chunk = acknowledged.slice(i, i + 32);
           const found = await Promise.all(chunk.map((id) => check.findPlant(id)));
-          missing.push(...chunk.filter((id, k) => found[k]?.name !== `p${id}`));
+          missing.push(...chunk.filter((id, k) => found[k]?.plant.name !== `p${id}`));
         }
         expect(missing).toEqual([]);
       } finally {

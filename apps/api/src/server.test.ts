@@ -23,7 +23,7 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
     await first.close();
 
     const second = await start(where);
-    expect(await second.db.findPlant(9223372036854775807n)).toEqual({
+    expect((await second.db.findPlant(9223372036854775807n))?.plant).toEqual({
       id: 9223372036854775807n,
       name: 'Survivor',
       tag: 'hardy',

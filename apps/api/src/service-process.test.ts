@@ -66,7 +66,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
     expect(answered.length).toBeGreaterThan(10);
 
     const restarted = await start(where);
-    for (const id of answered) expect(await restarted.db.findPlant(id)).toEqual({ id, name: `p${id}` });
+    for (const id of answered) expect((await restarted.db.findPlant(id))?.plant).toEqual({ id, name: `p${id}` });
   });
 
   it('runs migrations as a step of their own: serve refuses a database behind, migrate applies, serve starts', async () => {

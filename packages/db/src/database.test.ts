@@ -33,28 +33,32 @@ describe.each(testEngines())('repository on %s', (engine) => {
   });
 
   describe('createPlant', () => {
-    it('creates, then recognises a replay without writing', async () => {
-      expect(await db.createPlant({ id: 1n, name: 'Fern', tag: 'shade' })).toEqual({
+    it('creates, then recognises a replay without writing, its version unchanged', async () => {
+      const created = await db.createPlant({ id: 1n, name: 'Fern', tag: 'shade' });
+      expect(created).toEqual({
         plant: { id: 1n, name: 'Fern', tag: 'shade' },
+        version: expect.any(BigInt),
         created: true,
       });
       expect(await db.createPlant({ id: 1n, name: 'Fern', tag: 'shade' })).toEqual({
         plant: { id: 1n, name: 'Fern', tag: 'shade' },
+        version: created.version,
         created: false,
       });
+      expect((await db.findPlant(1n))?.version).toBe(created.version);
     });
 
     it('refuses the same id with other content, telling absent tag from empty tag', async () => {
       await db.createPlant({ id: 2n, name: 'Aloe' });
       await expect(db.createPlant({ id: 2n, name: 'Aloe', tag: '' })).rejects.toBeInstanceOf(PlantConflictError);
       await expect(db.createPlant({ id: 2n, name: 'Aloe vera' })).rejects.toThrow('id 2 already exists');
-      expect(await db.findPlant(2n)).toEqual({ id: 2n, name: 'Aloe' });
+      expect((await db.findPlant(2n))?.plant).toEqual({ id: 2n, name: 'Aloe' });
     });
 
     it('keeps both int64 ends and 2^53 + 1 exact', async () => {
       for (const id of [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n + 1n]) {
         await db.createPlant({ id, name: `id ${id}` });
-        expect(await db.findPlant(id)).toEqual({ id, name: `id ${id}` });
+        expect((await db.findPlant(id))?.plant).toEqual({ id, name: `id ${id}` });
       }
       expect(await db.findPlant(2n ** 53n)).toBeNull();
     });
@@ -69,7 +73,7 @@ describe.each(testEngines())('repository on %s', (engine) => {
         if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(PlantConflictError);
       }
       const winner = created[0]?.status === 'fulfilled' ? created[0].value.plant : undefined;
-      expect(await db.findPlant(3n)).toEqual(winner);
+      expect((await db.findPlant(3n))?.plant).toEqual(winner);
     });
   });
 
@@ -203,14 +207,18 @@ describe.each(testEngines())('listing and deleting on %s', (engine) => {
     expect(untagged.plants).toContainEqual({ id: -5n, name: 'lister 1' });
   });
 
-  it('deletes once, then the id is free to be created again with other content', async () => {
-    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toBe(true);
-    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toBe(false);
+  it('deletes once, then the id is free to be created again with other content and a version it never had', async () => {
+    const before = await db.findPlant(2n ** 53n + 2n);
+    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toMatchObject({ outcome: 'deleted' });
+    expect(await db.deletePlant(2n ** 53n + 2n, TEST_ACTOR)).toEqual({ outcome: 'missing' });
     expect(await db.findPlant(2n ** 53n + 2n)).toBeNull();
-    expect(await db.createPlant({ id: 2n ** 53n + 2n, name: 'reborn' })).toEqual({
+    const reborn = await db.createPlant({ id: 2n ** 53n + 2n, name: 'reborn' });
+    expect(reborn).toEqual({
       plant: { id: 2n ** 53n + 2n, name: 'reborn' },
+      version: expect.any(BigInt),
       created: true,
     });
+    expect(reborn.version).toBeGreaterThan(before?.version ?? 0n);
   });
 });
 
@@ -232,7 +240,7 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))('statemen
       await holder.query('ROLLBACK');
       // The one pooled connection was cancelled by the server, not abandoned: it serves on.
       expect(await db.createPlant({ id: 1n, name: 'Free now' })).toMatchObject({ created: true });
-      expect(await db.findPlant(1n)).toEqual({ id: 1n, name: 'Free now' });
+      expect((await db.findPlant(1n))?.plant).toEqual({ id: 1n, name: 'Free now' });
     } finally {
       await holder.end();
       await db.close();
@@ -253,7 +261,7 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       observe: (call) => operations.push(call.operation),
     });
     try {
-      // No subscription yet: no event, and no nudge.
+      // No subscription yet: the event goes to the feed only, queued for no fan-out, and no nudge.
       await db.createPlant({ id: 1n, name: 'Unannounced' });
       expect(nudges).toBe(0);
       const webhook = await db.createWebhook(
@@ -275,7 +283,7 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
       expect(more).toEqual([]);
       expect(claim).toMatchObject({
         webhookId: webhook.id,
-        secret: webhook.secret,
+        secrets: [webhook.secret],
         payload: '{"id":9223372036854775807,"name":"Fern","tag":"shade"}',
         attemptNumber: 1,
       });
@@ -346,7 +354,7 @@ describe.each(testEngines())('tracing hooks on %s', (engine) => {
       await db.createPlant({ id: 1n, name: 'Traced' }, { traceParent });
       await db.createPlant({ id: 2n, name: 'Untraced' });
       await expect(db.createPlant({ id: 1n, name: 'Conflict' })).rejects.toBeInstanceOf(PlantConflictError);
-      expect(await db.findPlant(1n)).toMatchObject({ name: 'Traced' });
+      expect((await db.findPlant(1n))?.plant).toMatchObject({ name: 'Traced' });
       await db.ping();
       expect(
         traced.map(({ operation, outcome }) => [operation.statement, operation.table, operation.name, outcome]),

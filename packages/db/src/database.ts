@@ -8,6 +8,7 @@ import type { AuditActor, AuditEventPage } from './audit/audit-records.js';
 import { deleteOldAuditEvents, type ListAuditEventsQuery, listAuditEvents } from './audit/list-audit-events.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { DatabaseUnavailableError, type DataDirLockedError, MigrationsPendingError } from './errors.js';
+import { currentEventCursor, type EventPage, type ListEventsQuery, listEvents } from './events/list-events.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations, type MigrationTarget, pendingMigrations } from './migrate.js';
 import {
@@ -19,10 +20,13 @@ import {
 } from './observe.js';
 import { createPGliteKeepingText } from './pglite-exact-text.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
-import { deletePlant } from './plants/delete-plant.js';
+import { type DeletePlantOptions, type DeletePlantResult, deletePlant } from './plants/delete-plant.js';
 import type { PlantPage } from './plants/list-plants.js';
 import { createPlantReader } from './plants/plant-reader.js';
+import type { VersionedPlant } from './plants/plant-record.js';
+import { createPlantUpdater, type UpdatePlantResult } from './plants/plant-updater.js';
 import { createPlantWriter } from './plants/plant-writer.js';
+import type { PlantUpdate } from './plants/update-plants.js';
 import { type ConnectionEvent, createPostgresPool } from './postgres/postgres-pool.js';
 import { withPreparedStatements } from './prepared-statements.js';
 import { translateError } from './prisma-errors.js';
@@ -131,11 +135,24 @@ export interface Database {
   /** Migrations that opening this database applied (empty when it was up to date). */
   readonly appliedMigrations: readonly string[];
   createPlant(plant: NewPlant, context?: CreatePlantContext): Promise<CreatePlantResult>;
-  findPlant(id: bigint): Promise<StoredPlant | null>;
+  /** The plant with this id and its version, or null. */
+  findPlant(id: bigint): Promise<VersionedPlant | null>;
+  /**
+   * Applies a merge patch (group-committed as creates are), with its plant.updated event and audit
+   * event; see UpdatePlantResult for what became of it.
+   */
+  updatePlant(update: PlantUpdate): Promise<UpdatePlantResult>;
   /** One page of plants in ascending id order (see listPlants). */
   listPlants(query: ListPlantsQuery): Promise<PlantPage>;
-  /** Deletes a plant, recording who did in the audit log; false when there was none. */
-  deletePlant(id: bigint, actor: AuditActor): Promise<boolean>;
+  /**
+   * Deletes a plant (under If-Match, when given), with its plant.deleted event and who did it in
+   * the audit log; see DeletePlantResult.
+   */
+  deletePlant(id: bigint, actor: AuditActor, options?: DeletePlantOptions): Promise<DeletePlantResult>;
+  /** A page of the event feed (see listEvents). */
+  listEvents(query: ListEventsQuery): Promise<EventPage>;
+  /** Where the feed stands now (see currentEventCursor). */
+  currentEventCursor(): Promise<string>;
   /**
    * A new token, recorded in the audit log; TokenNameTakenError when the name is or was taken
    * (ignoring case), TokenLimitError past its team's cap.
@@ -375,6 +392,13 @@ async function createDatabase(
     ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
   });
   const reader = createPlantReader(sql, { maxBatchSize: MAX_READ_BATCH });
+  const updater = createPlantUpdater(sql, {
+    maxBatchSize: MAX_WRITE_BATCH,
+    maxConcurrentBatches: maxConcurrentWriteBatches,
+    maxQueued: MAX_QUEUED_CREATES,
+    maxWaitMs: MAX_CREATE_WAIT_MS,
+    ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
+  });
   const attempts = createAttemptRecorder(sql, { maxBatchSize: MAX_ATTEMPT_BATCH, lingerMs: ATTEMPT_LINGER_MS });
   // Timed and traced inside the directory: the metric and the spans show the database's lookups,
   // not the directory's answers.
@@ -407,8 +431,15 @@ async function createDatabase(
       // A copy only when there is something to add: a plain create (the bench's) allocates nothing more.
       writer.create(context === undefined ? plant : { ...plant, traceParent: context.traceParent, team: context.team }),
     findPlant: (id) => reader.find(id),
+    updatePlant: (update) => updater.update(update),
     listPlants: (query) => reader.list(query),
-    deletePlant: (id, actor) => deletePlant(sql, id, actor),
+    async deletePlant(id, actor, options) {
+      const result = await deletePlant(sql, id, actor, options);
+      if (result.outcome === 'deleted' && result.events > 0) onWebhookEvents?.();
+      return result;
+    },
+    listEvents: (query) => listEvents(sql, query),
+    currentEventCursor: () => currentEventCursor(sql),
     async issueToken(issue) {
       const issued = await issueToken(prisma, issue);
       // Known here at once (a lookup of it before it existed may be remembered as unknown).
@@ -455,8 +486,7 @@ async function createDatabase(
       // Creates already queued or running are answered, and the last token-use stamps written,
       // before the connections go.
       tokens.close();
-      closing ??= writer
-        .close()
+      closing ??= Promise.all([writer.close(), updater.close()])
         .then(() => tokenUse.close())
         .then(closeConnections);
       return closing;
@@ -472,6 +502,9 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     ...db,
     createPlant: observed(ops.createPlant, instruments, db.createPlant),
     findPlant: observed(ops.findPlant, instruments, db.findPlant),
+    updatePlant: observed(ops.updatePlant, instruments, db.updatePlant),
+    listEvents: observed(ops.listEvents, instruments, db.listEvents),
+    currentEventCursor: observed(ops.currentEventCursor, instruments, db.currentEventCursor),
     listPlants: observed(ops.listPlants, instruments, db.listPlants),
     deletePlant: observed(ops.deletePlant, instruments, db.deletePlant),
     createWebhook: observed(ops.createWebhook, instruments, db.createWebhook),

@@ -24,6 +24,15 @@ export {
   TokenNotFoundError,
   WebhookLimitError,
 } from './errors.js';
+export {
+  type EventPage,
+  FEED_EVENT_TYPES,
+  type FeedCursor,
+  type FeedEventType,
+  formatCursor,
+  type ListEventsQuery,
+  parseCursor,
+} from './events/list-events.js';
 export { applyMigrations, type MigrationResult, type MigrationTarget, pendingMigrations } from './migrate.js';
 export type {
   DatabaseCall,
@@ -32,7 +41,11 @@ export type {
   TraceDatabaseCalls,
 } from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
+export type { DeletePlantOptions, DeletePlantResult } from './plants/delete-plant.js';
 export type { PlantPage } from './plants/list-plants.js';
+export type { VersionedPlant } from './plants/plant-record.js';
+export type { UpdatePlantResult } from './plants/plant-updater.js';
+export type { PlantPatch, PlantUpdate } from './plants/update-plants.js';
 export {
   describeHost,
   InvalidDatabaseUrlError,

@@ -38,6 +38,9 @@ export interface TraceDatabaseCalls<TSpan = unknown> {
 export const DATABASE_OPERATIONS = {
   createPlant: { name: 'createPlant', statement: 'INSERT', table: 'plants' },
   findPlant: { name: 'findPlant', statement: 'SELECT', table: 'plants' },
+  updatePlant: { name: 'updatePlant', statement: 'UPDATE', table: 'plants' },
+  listEvents: { name: 'listEvents', statement: 'SELECT', table: 'webhook_events' },
+  currentEventCursor: { name: 'currentEventCursor', statement: 'SELECT' },
   listPlants: { name: 'listPlants', statement: 'SELECT', table: 'plants' },
   deletePlant: { name: 'deletePlant', statement: 'DELETE', table: 'plants' },
   authenticateToken: { name: 'authenticateToken', statement: 'SELECT', table: 'api_tokens' },

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { LIST_ALL_AUDIT_EVENTS_SQL, LIST_TEAM_AUDIT_EVENTS_SQL } from './audit/list-audit-events.js';
+import { CURRENT_CURSOR_SQL, LIST_EVENTS_SQL, LIST_TYPED_EVENTS_SQL } from './events/list-events.js';
 import { DELETE_PLANT_SQL } from './plants/delete-plant.js';
 import { FIND_PLANT_SQL, FIND_PLANTS_SQL } from './plants/find-plant.js';
 import { INSERT_PLANTS_SQL } from './plants/insert-plants.js';
@@ -9,6 +10,7 @@ import {
   LIST_TAGGED_PLANTS_BATCH_SQL,
   LIST_TAGGED_PLANTS_SQL,
 } from './plants/list-plants.js';
+import { UPDATE_PLANTS_SQL } from './plants/update-plants.js';
 import type { SqlRunner } from './sql-runner.js';
 import { AUTHENTICATE_TOKEN_SQL } from './tokens/authenticate-token.js';
 import { CLAIM_DELIVERIES_SQL } from './webhooks/claim-deliveries.js';
@@ -32,6 +34,10 @@ const PREPARED_STATEMENTS: ReadonlyMap<string, string> = new Map([
   [LIST_PLANTS_BATCH_SQL, 'plant_store_list_plants_batch'],
   [LIST_TAGGED_PLANTS_BATCH_SQL, 'plant_store_list_tagged_plants_batch'],
   [DELETE_PLANT_SQL, 'plant_store_delete_plant'],
+  [UPDATE_PLANTS_SQL, 'plant_store_update_plants'],
+  [LIST_EVENTS_SQL, 'plant_store_list_events'],
+  [LIST_TYPED_EVENTS_SQL, 'plant_store_list_typed_events'],
+  [CURRENT_CURSOR_SQL, 'plant_store_current_cursor'],
   [AUTHENTICATE_TOKEN_SQL, 'plant_store_authenticate_token'],
   [LIST_TEAM_AUDIT_EVENTS_SQL, 'plant_store_list_team_audit_events'],
   [LIST_ALL_AUDIT_EVENTS_SQL, 'plant_store_list_all_audit_events'],

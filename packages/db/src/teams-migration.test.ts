@@ -77,7 +77,7 @@ describe.each(testEngines())('upgrading to teams and the audit log on %s', (engi
     ]);
     const page = await db.listDeliveries(SUBSCRIPTION, { limit: 10 }, { team: 'default' });
     expect(page?.deliveries.map((delivery) => delivery.status)).toEqual(['pending']);
-    expect(await db.findPlant(2n ** 63n - 1n)).toEqual({ id: 2n ** 63n - 1n, name: 'Old fern', tag: 'shade' });
-    expect(await db.findPlant(-(2n ** 63n))).toEqual({ id: -(2n ** 63n), name: 'Old moss' });
+    expect((await db.findPlant(2n ** 63n - 1n))?.plant).toEqual({ id: 2n ** 63n - 1n, name: 'Old fern', tag: 'shade' });
+    expect((await db.findPlant(-(2n ** 63n)))?.plant).toEqual({ id: -(2n ** 63n), name: 'Old moss' });
   });
 });

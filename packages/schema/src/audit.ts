@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.deleted',
   'webhook.delivery_resent',
+  'plant.updated',
   'plant.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -11,7 +11,9 @@ describe('ErrorBody', () => {
 
 describe('ErrorCode', () => {
   it('is the union of the HTTP statuses the service answers', () => {
-    expectTypeOf<ErrorCode>().toEqualTypeOf<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503>();
+    expectTypeOf<ErrorCode>().toEqualTypeOf<
+      400 | 401 | 403 | 404 | 405 | 409 | 410 | 412 | 413 | 415 | 429 | 500 | 503
+    >();
     expectTypeOf<ErrorCode>().toExtend<ErrorBody['error']>();
   });
 });

@@ -25,6 +25,8 @@ describe('ErrorCode', () => {
       NotFound: 404,
       MethodNotAllowed: 405,
       Conflict: 409,
+      Gone: 410,
+      PreconditionFailed: 412,
       BodyTooLarge: 413,
       UnsupportedMediaType: 415,
       TooManyRequests: 429,
@@ -37,7 +39,7 @@ describe('ErrorCode', () => {
     const description = v.getDescription(ErrorSchema.entries.error) ?? '';
     expect(description).not.toContain('ErrorCode');
     expect(description).toBe(
-      'Numeric error value: the HTTP status code of the precise reason: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 413 body too large, 415 unsupported media type, 429 too many requests, 500 internal, 503 database unavailable.',
+      'Numeric error value: the HTTP status code of the precise reason: 400 invalid request, 401 not authenticated, 403 not allowed, 404 not found, 405 method not allowed, 409 conflict, 410 gone, 412 precondition failed, 413 body too large, 415 unsupported media type, 429 too many requests, 500 internal, 503 database unavailable.',
     );
   });
 

@@ -13,6 +13,8 @@ export const ErrorCode = {
   NotFound: 404,
   MethodNotAllowed: 405,
   Conflict: 409,
+  Gone: 410,
+  PreconditionFailed: 412,
   BodyTooLarge: 413,
   UnsupportedMediaType: 415,
   TooManyRequests: 429,

@@ -31,6 +31,27 @@ export { type OperationId, type Operations, operations } from './contract/operat
 export { operationParameters, type ParameterDeclaration, type ParameterName } from './contract/parameters.js';
 export { isScope, SCOPE_DESCRIPTIONS, SCOPES, type Scope } from './contract/scopes.js';
 export { type ErrorBody, ErrorCode, ErrorSchema } from './error.js';
+export {
+  EVENTS_PAGE_DEFAULT_LIMIT,
+  EVENTS_PAGE_MAX_LIMIT,
+  type Event,
+  EventCursorSchema,
+  type EventFeedPosition,
+  EventFeedPositionSchema,
+  type EventList,
+  EventListSchema,
+  EventSchema,
+  type ListEventsQuery,
+  type ListEventsQueryInput,
+  ListEventsQuerySchema,
+  PLANT_EVENT_TYPES,
+  type PlantEventEnvelope,
+  PlantEventEnvelopeSchema,
+  type PlantEventType,
+  type VersionedPlant,
+  VersionedPlantSchema,
+  WEBHOOK_EVENT_TYPES,
+} from './events.js';
 export { INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, int32Schema, int64Schema, isInt64 } from './int64.js';
 export { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from './json.js';
 export {
@@ -50,6 +71,9 @@ export {
   NewPlantSchema,
   type Plant,
   PlantIdSchema,
+  type PlantPatch,
+  type PlantPatchInput,
+  PlantPatchSchema,
   PlantSchema,
   type StoredPlant,
   StoredPlantSchema,

@@ -42,3 +42,19 @@ export type StoredPlant = v.InferOutput<typeof StoredPlantSchema>;
 
 /** The path id of `/plants/{id}`, once read from the path as an integer. */
 export const PlantIdSchema = int64Schema('id', 'The id of the plant');
+
+/**
+ * The body of `PATCH /plants/{id}`: a JSON merge patch (RFC 7396) of `name` and `tag`. A field
+ * absent is kept; `"tag": null` removes the tag (`"name": null` is refused: a plant has a name).
+ * `id`, when sent, must be the path's: it cannot change. Unknown keys are ignored, as on create.
+ */
+export const PlantPatchSchema = v.object(
+  {
+    id: v.exactOptional(int64Schema('id', "The plant's id, when sent: it must be the path's (an id cannot change)")),
+    name: v.exactOptional(textSchema('name', 1, NAME_MAX_LENGTH, 'The new name: 1 to 255 characters')),
+    tag: v.exactOptional(v.nullable(tagSchema('The new tag: at most 255 characters; null removes it'))),
+  },
+  objectMessage,
+);
+export type PlantPatch = v.InferOutput<typeof PlantPatchSchema>;
+export type PlantPatchInput = v.InferInput<typeof PlantPatchSchema>;

@@ -13,6 +13,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** The 415 for a body that is not `Content-Type: application/json`. */
 export const NOT_JSON_MESSAGE = 'request body must be JSON sent as Content-Type: application/json';
 
+/** The 415 for a body of an operation that takes other JSON media types too. */
+export function notJsonMessage(mediaTypes: readonly string[]): string {
+  return mediaTypes.length === 1 && mediaTypes[0] === 'application/json'
+    ? NOT_JSON_MESSAGE
+    : `request body must be JSON sent as Content-Type: ${mediaTypes.join(' or ')}`;
+}
+
 /** The 400 for a body nested deeper than the JSON codec reads (`MAX_JSON_DEPTH`). */
 export const TOO_DEEP_MESSAGE = `request body is nested too deep: at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
 
@@ -36,11 +43,17 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
  * take the process down), and koa-bodyparser reads the decoded stream. The exact codec parses
  * the bytes, because JSON.parse would round ids beyond 2^53.
  */
-export function jsonBody(options: { limitBytes: number }): Middleware<AppState> {
+export function jsonBody(options: {
+  limitBytes: number;
+  /** The JSON media types taken (default `application/json` alone). */
+  mediaTypes?: readonly string[];
+}): Middleware<AppState> {
+  const mediaTypes = options.mediaTypes ?? ['application/json'];
+  const notJson = notJsonMessage(mediaTypes);
   // Raw bytes (no `encoding`): invalid UTF-8 is refused below rather than silently replaced.
   const readOptions: bodyParser.Options & { encoding: null } = {
     enableTypes: ['text'],
-    extendTypes: { text: ['application/json'] },
+    extendTypes: { text: [...mediaTypes] },
     textLimit: String(options.limitBytes),
     encoding: null,
   };
@@ -54,11 +67,11 @@ export function jsonBody(options: { limitBytes: number }): Middleware<AppState> 
       const announced = headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined;
       if (!announced || ctx.request.length === 0) throw invalidRequest('request body is missing');
     } else {
-      const type = ctx.request.is('application/json');
+      const type = ctx.request.is(...mediaTypes);
       // null: no body at all (neither Content-Length nor Transfer-Encoding); or an empty one.
       if (type === null || ctx.request.length === 0) throw invalidRequest('request body is missing');
       if (type === false) {
-        throw new ApiError(ErrorCode.UnsupportedMediaType, NOT_JSON_MESSAGE);
+        throw new ApiError(ErrorCode.UnsupportedMediaType, notJson);
       }
       const charset = ctx.request.charset.toLowerCase();
       if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {

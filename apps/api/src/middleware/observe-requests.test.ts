@@ -211,7 +211,10 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
           throw new Error('disk on fire', { cause: Object.assign(new Error('EIO'), { code: 'EIO' }) });
         },
         listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
-        deletePlant: async () => false,
+        updatePlant: async () => ({ outcome: 'missing' }),
+        deletePlant: async () => ({ outcome: 'missing' }),
+        listEvents: async () => ({ expired: false, json: '[]', lastCursor: undefined, hasMore: false }),
+        currentEventCursor: async () => '1.0',
         ping: async () => {},
         createWebhook: async () => {
           throw new Error('not used');

@@ -6,8 +6,11 @@ import {
   type CreatedWebhook,
   DELIVERIES_PAGE_MAX_LIMIT,
   DeliveryIdSchema,
+  EVENTS_PAGE_MAX_LIMIT,
+  type EventList,
   ListAuditEventsQuerySchema,
   ListDeliveriesQuerySchema,
+  ListEventsQuerySchema,
   ListPlantsQuerySchema,
   type NewPlantInput,
   NewPlantSchema,
@@ -20,6 +23,7 @@ import {
   type ParameterName,
   PLANTS_PAGE_MAX_LIMIT,
   PlantIdSchema,
+  PlantPatchSchema,
   type StoredPlant,
   type SuccessBodyOf,
   type Token,
@@ -28,7 +32,7 @@ import {
   type WebhookDelivery,
 } from '@plant-store/schema';
 import type * as v from 'valibot';
-import { plantNotFound } from '../routes/plants.js';
+import { plantNotFound, versionMismatch } from '../routes/plants.js';
 import { tokenNotFound } from '../routes/tokens.js';
 import { deliveryNotFound, webhookNotFound } from '../routes/webhooks.js';
 import {
@@ -190,6 +194,25 @@ function pageQueryRefused(querySchema: v.GenericSchema, maxLimit: number): Examp
 
 const invalidPlantId = { invalidId: ['Path id is not an int64', validationMessage(PlantIdSchema, 'abc')] } as const;
 const unknownPlant = { notFound: ['Unknown id', plantNotFound(EXAMPLE_PLANT.id).message] } as const;
+const otherVersion = {
+  mismatch: ['Another version than If-Match names', versionMismatch(EXAMPLE_PLANT.id, 17n).message],
+} as const;
+const EXAMPLE_EVENTS: EventList = [
+  {
+    cursor: '1841.7',
+    eventId: 'msg_3f1c2a8e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
+    type: 'plant.created',
+    timestamp: '2026-11-27T10:48:07.123Z',
+    data: { ...EXAMPLE_PLANT, version: 16n },
+  },
+  {
+    cursor: '1846.8',
+    eventId: 'msg_9a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    type: 'plant.updated',
+    timestamp: '2026-11-27T10:49:30.004Z',
+    data: { ...EXAMPLE_PLANT, name: 'Monstera borsigiana', version: 17n },
+  },
+];
 const notAUuid: ErrorExample = ['An id that is not a UUID', operationParameters.webhookId.malformedMessage];
 const unknownWebhook = {
   unknownWebhook: ['Unknown id', webhookNotFound(EXAMPLE_WEBHOOK.id).message],
@@ -215,7 +238,36 @@ export const OPERATION_EXAMPLES = {
     },
   },
   getPlant: { success: { plant: EXAMPLE_PLANT }, errors: { 400: invalidPlantId, 404: unknownPlant } },
-  deletePlant: { errors: { 400: invalidPlantId, 404: unknownPlant } },
+  updatePlant: {
+    body: {
+      rename: { name: 'Monstera borsigiana' },
+      untag: { tag: null },
+    },
+    success: { plant: { ...EXAMPLE_PLANT, name: 'Monstera borsigiana' } },
+    errors: {
+      400: {
+        ...invalidPlantId,
+        name: ['Name null', validationMessage(PlantPatchSchema, { name: null })],
+        id: ['Another id', "id cannot change: the body's id 1 is not the path's 4201"],
+      },
+      404: unknownPlant,
+      412: otherVersion,
+    },
+  },
+  deletePlant: { errors: { 400: invalidPlantId, 404: unknownPlant, 412: otherVersion } },
+  listEvents: {
+    success: { page: EXAMPLE_EVENTS },
+    errors: {
+      400: pageQueryRefused(ListEventsQuerySchema, EVENTS_PAGE_MAX_LIMIT),
+      410: {
+        expired: [
+          'A cursor older than the events kept',
+          'the events after cursor 12.3 are no longer kept: start again from GET /events/cursor and a full listing of the plants',
+        ],
+      },
+    },
+  },
+  getEventCursor: { success: { cursor: { cursor: '1852.0' } }, errors: {} },
   listWebhooks: { success: { list: [EXAMPLE_WEBHOOK, EXAMPLE_UNDESCRIBED_WEBHOOK] }, errors: {} },
   createWebhook: {
     body: {

@@ -171,9 +171,13 @@ describe('reading int64 strings in request bodies, from the body schema', () => 
     expect(read?.({ id: '5.0', name: 'Fern' })).toEqual({ id: '5.0', name: 'Fern' });
     expect(read?.({ name: 'Fern' })).toEqual({ name: 'Fern' });
     expect(read?.('not an object')).toBe('not an object');
+    // A patch's id, when sent, is read as well.
+    const patch = int64StringReader(inlineJsonSchemaOf(operations.updatePlant.body.schema));
+    expect(patch?.({ id: '-9223372036854775808', tag: null })).toEqual({ id: -9223372036854775808n, tag: null });
+    expect(patch?.({ name: '7' })).toEqual({ name: '7' });
     // Bodies without an int64 have nothing to read.
     for (const [id, operation] of operationEntries) {
-      if (!operation.body || id === 'createPlant') continue;
+      if (!operation.body || id === 'createPlant' || id === 'updatePlant') continue;
       expect(int64StringReader(inlineJsonSchemaOf(operation.body.schema)), id).toBeUndefined();
     }
   });

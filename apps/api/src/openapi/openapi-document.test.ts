@@ -116,6 +116,8 @@ describe('the OpenAPI document', () => {
       'DELETE /webhooks/{id}',
       'GET /audit-events',
       'GET /docs',
+      'GET /events',
+      'GET /events/cursor',
       'GET /healthz',
       'GET /metrics',
       'GET /openapi.json',
@@ -125,6 +127,7 @@ describe('the OpenAPI document', () => {
       'GET /tokens',
       'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
+      'PATCH /plants/{id}',
       'POST /plants',
       'POST /tokens',
       'POST /webhooks',
@@ -133,10 +136,12 @@ describe('the OpenAPI document', () => {
     for (const { path, operation } of operations) {
       expect(operation.operationId).toEqual(expect.any(String));
       const security = operation.security as Json[];
-      if (path.startsWith('/plants')) {
+      if (path.startsWith('/plants') || path.startsWith('/events')) {
         expect(security).toHaveLength(1);
+        // GET /events/cursor takes nothing a client could get wrong.
+        const refusable = path === '/events/cursor' ? [] : ['400'];
         expect(Object.keys(operation.responses as Json)).toEqual(
-          expect.arrayContaining(['400', '401', '403', '500', '503']),
+          expect.arrayContaining([...refusable, '401', '403', '500', '503']),
         );
       } else if (path.startsWith('/webhooks') || path.startsWith('/tokens') || path === '/audit-events') {
         const scope = path.startsWith('/webhooks') ? 'webhooks:manage' : 'tokens:manage';
@@ -333,7 +338,10 @@ describe('the OpenAPI document', () => {
     ) => contract.check(method, new URL(path, service.url).href, { status, headers: new Headers(headers), text });
 
     it('accepts what the contract says', () => {
-      expect(check('GET', '/plants/1', 200, '{"id":1,"name":"Fern"}')).toEqual([]);
+      expect(check('GET', '/plants/1', 200, '{"id":1,"name":"Fern"}', { ...json, etag: '"7"' })).toEqual([]);
+      expect(check('GET', '/plants/1', 200, '{"id":1,"name":"Fern"}')).toEqual([
+        'GET /plants/{id} 200: required header ETag is missing',
+      ]);
       expect(check('GET', '/plants', 200, '[]')).toEqual([]);
       expect(check('DELETE', '/plants/1', 204, '', {})).toEqual([]);
       expect(check('GET', '/webhooks', 200, `[${webhook}]`)).toEqual([]);

@@ -143,8 +143,33 @@ export function createOpenApiDocument({
     webhooks: plantCreatedWebhook(),
     components: {
       schemas: componentSchemas(),
-      parameters: parameterComponents(),
+      parameters: {
+        ...parameterComponents(),
+        'If-Match': {
+          name: 'If-Match',
+          in: 'header',
+          description:
+            'RFC 9110 13.1.1: only while the plant has one of these versions (its `ETag`s, strong comparison), or `*`; otherwise 412. A weak tag never matches.',
+          schema: { type: 'string' },
+          example: '"17"',
+        },
+        'If-None-Match': {
+          name: 'If-None-Match',
+          in: 'header',
+          description:
+            'RFC 9110 13.1.2: 304 without a body when the plant still has one of these versions (the `ETag` the client holds), or for `*`.',
+          schema: { type: 'string' },
+          example: '"17"',
+        },
+      },
       headers: {
+        ETag: {
+          description:
+            "The plant's version, a strong entity tag (RFC 9110 8.8.3): new at every create and change, never repeated for an id (across a delete and a re-create too). Send it back in `If-Match` or `If-None-Match`.",
+          required: true,
+          schema: { type: 'string' },
+          example: '"17"',
+        },
         Link: {
           description:
             'RFC 8288. Present when more results follow: `rel="next"` names the next page as a query-only URI reference, to be resolved against this request\'s URL (RFC 3986 section 5), e.g. `<?limit=20&after=4201>; rel="next"`. Absent on the last page.',

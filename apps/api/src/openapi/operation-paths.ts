@@ -51,6 +51,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
     const { body, scope } = operation;
     const alsoRequires = operation.alsoRequires ?? [];
     const scopes = [scope, ...alsoRequires];
+    const preconditions = operation.preconditions ?? [];
     const names = operation.parameters ?? [];
     const inPath = names.filter((name) => operationParameters[name].in === 'path');
     const inQuery = names.filter((name) => !inPath.includes(name));
@@ -70,13 +71,15 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
           : `Requires the ${scopes.map((name) => `\`${name}\``).join(' and ')} scopes.`,
       ].join(' '),
       security: [{ bearerAuth: scopes }],
-      ...(inQuery.length > 0 ? { parameters: inQuery.map(parameterRef) } : {}),
+      ...(inQuery.length > 0 || preconditions.length > 0
+        ? { parameters: [...inQuery.map(parameterRef), ...preconditions.map((name) => ref(`parameters/${name}`))] }
+        : {}),
       ...(body
         ? {
             requestBody: {
               description: `${body.description}: ${bodyLimits(bodyLimitBytes)}.`,
               required: true,
-              content: jsonContent(body.schema, examples.body),
+              content: jsonContent(body.schema, examples.body, body.mediaTypes),
             },
           }
         : {}),
@@ -84,8 +87,17 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
         [operation.success.status]: {
           description: operation.success.description,
           ...(operation.success.paged ? { headers: { Link: ref('headers/Link') } } : {}),
+          ...(operation.success.etag ? { headers: { ETag: ref('headers/ETag') } } : {}),
           ...(operation.success.schema ? { content: jsonContent(operation.success.schema, examples.success) } : {}),
         },
+        ...(preconditions.includes('If-None-Match')
+          ? {
+              304: {
+                description: 'Not modified: the client holds the current version (`If-None-Match`). No body.',
+                headers: { ETag: ref('headers/ETag') },
+              },
+            }
+          : {}),
         ...errorResponses(operation, examples.errors, bodyLimitBytes),
         // COMMON_ERROR_CODES
         401: ref('responses/Unauthorized'),
@@ -160,9 +172,14 @@ function errorResponses(
   return responses;
 }
 
-function jsonContent(schema: Parameters<typeof jsonSchemaOf>[0], examples: Examples = {}) {
+function jsonContent(
+  schema: Parameters<typeof jsonSchemaOf>[0],
+  examples: Examples = {},
+  mediaTypes: readonly string[] = [JSON_TYPE],
+) {
   const values = Object.fromEntries(Object.entries(examples).map(([name, value]) => [name, { value }]));
-  return { [JSON_TYPE]: { schema: jsonSchemaOf(schema), examples: values } };
+  const content = { schema: jsonSchemaOf(schema), examples: values };
+  return Object.fromEntries(mediaTypes.map((type) => [type, content]));
 }
 
 function exampleErrors({ code, examples }: ErrorReason) {

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { ListPlantsQuery, NewPlant, StoredPlant, WebhookDelivery } from '@plant-store/schema';
 import { describe, expectTypeOf, it } from 'vitest';
 import type { AppState } from '../http/app-state.js';
-import { type EncodedPage, type Handlers, mountOperations, type Page } from './mount-operations.js';
+import { type EncodedPage, type Handlers, mountOperations, type Page, type Versioned } from './mount-operations.js';
 
 declare const router: Router<AppState>;
 declare const handlers: Handlers;
@@ -36,13 +36,16 @@ describe('a handler', () => {
     expectTypeOf<Parameters<Handlers['createPlant']>[0]['body']>().toEqualTypeOf<NewPlant>();
   });
 
-  it('answers the declared success body, a page for a paged listing, nothing for a 204', () => {
-    expectTypeOf<ReturnType<Handlers['getPlant']>>().toEqualTypeOf<Promise<StoredPlant>>();
+  it('answers the declared success body, a page for a paged listing, the body and its version for an ETag, nothing for a 204', () => {
+    expectTypeOf<ReturnType<Handlers['getPlant']>>().toEqualTypeOf<Promise<Versioned<StoredPlant>>>();
     expectTypeOf<ReturnType<Handlers['listPlants']>>().toEqualTypeOf<Promise<Page<StoredPlant> | EncodedPage>>();
     expectTypeOf<ReturnType<Handlers['resendWebhookDelivery']>>().toEqualTypeOf<Promise<WebhookDelivery>>();
     expectTypeOf<ReturnType<Handlers['deletePlant']>>().toEqualTypeOf<Promise<undefined>>();
     // @ts-expect-error getPlant answers a plant, not a webhook
-    const answersWebhook: Handlers['getPlant'] = async () => ({ id: 'x', url: 'https://x', createdAt: '' });
+    const answersWebhook: Handlers['getPlant'] = async () => ({
+      value: { id: 'x', url: 'https://x', createdAt: '' },
+      version: 1n,
+    });
     expectTypeOf(answersWebhook).toBeFunction();
   });
 });

@@ -17,6 +17,7 @@ import type { AppContext, AppState } from '../http/app-state.js';
 import type { Caller } from '../http/caller.js';
 import { INT64_HEADER, int64FormOf, int64StringReader, stringifyJsonWithInt64Strings } from '../http/int64-form.js';
 import { nextPageLink } from '../http/next-page-link.js';
+import { noneMatchHolds, parseEntityTags, type RequestConditions, versionTag } from '../http/preconditions.js';
 import { readInteger, readQueryParameters, readSmallInteger } from '../http/query.js';
 import { respondJson, respondJsonText } from '../http/respond-json.js';
 import { checkInput, parseInput } from '../http/validate.js';
@@ -35,26 +36,40 @@ export interface Page<TItem> {
 
 /**
  * A page whose items arrive already written as the contract's JSON (an array of its items, ids
- * exact), with the last item's id for the next page's link: the plants' listing, which
- * PostgreSQL writes (see the db package's PlantPage). Answered as it is.
+ * exact), with the `after` of the next page (the last item's id, or the feed's cursor): the
+ * plants' listing and the event feed, which PostgreSQL writes (see the db package's PlantPage).
+ * Answered as it is.
  */
 export interface EncodedPage {
   readonly json: string;
-  readonly lastId: bigint | undefined;
+  readonly nextAfter: string | undefined;
   readonly hasMore: boolean;
 }
 
+/** The answer of an operation whose success carries an ETag: the body and its version. */
+export interface Versioned<TValue> {
+  readonly value: TValue;
+  readonly version: bigint;
+}
+
+/** What a handler gets: the operation's validated input, and the conditional headers it honours. */
+export type HandlerInput<TOperation extends OperationDeclaration> = OperationInput<TOperation> & {
+  readonly conditions: RequestConditions;
+};
+
 /**
  * Gets the validated input and who sends it, returns the success body (a Page for a paged
- * listing); fails by throwing ApiErrors.
+ * listing, the body with its version for an answer with an ETag); fails by throwing ApiErrors.
  */
 export type Handler<TOperation extends OperationDeclaration> = (
-  input: OperationInput<TOperation>,
+  input: HandlerInput<TOperation>,
   caller: Caller,
 ) => Promise<
   TOperation['success']['paged'] extends true
     ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never> | EncodedPage
-    : SuccessBodyOf<TOperation>
+    : TOperation['success']['etag'] extends true
+      ? Versioned<SuccessBodyOf<TOperation>>
+      : SuccessBodyOf<TOperation>
 >;
 
 /** One handler for each declared operation, by operation id. */
@@ -91,7 +106,14 @@ export function mountOperations<THandlers extends Handlers>(
       ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
       bearerAuth(options.auth, operation.scope, operation.alsoRequires),
       ...rateLimited,
-      ...(operation.body ? [jsonBody({ limitBytes: options.bodyLimitBytes })] : []),
+      ...(operation.body
+        ? [
+            jsonBody({
+              limitBytes: options.bodyLimitBytes,
+              ...(operation.body.mediaTypes === undefined ? {} : { mediaTypes: operation.body.mediaTypes }),
+            }),
+          ]
+        : []),
       runOperation(operation, handlers[id] as (input: unknown, caller: Caller) => Promise<unknown>),
     ];
     // `/plants/{id}` is `/plants/:id` to the router. One middleware, composed once here: the
@@ -107,7 +129,9 @@ export function mountOperations<THandlers extends Handlers>(
 function runOperation(operation: OperationDeclaration, handler: (input: unknown, caller: Caller) => Promise<unknown>) {
   const readParams = pathReader(operation);
   const readQuery = queryReader(operation);
+  const readConditions = conditionsReader(operation);
   const { body, success } = operation;
+  const honoursIfNoneMatch = operation.preconditions?.includes('If-None-Match') === true;
   // Path and query int64s are decimal text in either form; a body's are JSON integers or, when asked, strings.
   const readInt64Strings = body ? int64StringReader(inlineJsonSchemaOf(body.schema)) : undefined;
   const writePageWithInt64Strings = encodedPageRewriter(operation);
@@ -115,6 +139,7 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
     const int64Form = int64FormOf(ctx.req.headers);
     const params = readParams(ctx);
     const query = readQuery(ctx);
+    const conditions = readConditions(ctx);
     const sent = int64Form === 'string' && readInt64Strings ? readInt64Strings(ctx.state.jsonBody) : ctx.state.jsonBody;
     const checked = body ? checkInput(body.schema, sent) : { output: undefined };
     // Answered here rather than thrown: an invalid body is the commonest client error.
@@ -122,7 +147,7 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
     // bearerAuth, ahead in every route, has set the caller of every request that gets here.
     const { caller } = ctx.state;
     if (caller === undefined) throw new Error(`${operation.method} ${operation.path} ran without bearerAuth`);
-    const answer = await handler({ params, query, body: checked.output }, caller);
+    const answer = await handler({ params, query, body: checked.output, conditions }, caller);
     if (success.status === 204) {
       ctx.status = 204;
       return;
@@ -132,20 +157,40 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
     if (int64Form === 'string') ctx.res.setHeader(INT64_HEADER, 'string');
     if (success.paged) {
       const page = answer as Page<{ readonly id: bigint }> | EncodedPage;
-      const lastId = 'json' in page ? page.lastId : page.items.at(-1)?.id;
-      if (page.hasMore && lastId !== undefined) {
-        // The next page: this one's query, in its order, with `after` the page's last id.
+      const nextAfter = 'json' in page ? page.nextAfter : page.items.at(-1)?.id.toString();
+      if (page.hasMore && nextAfter !== undefined) {
+        // The next page: this one's query, in its order, with `after` the page's last id (or cursor).
         const next = Object.fromEntries(Object.entries(query ?? {}).map(([name, value]) => [name, String(value)]));
-        ctx.set('Link', nextPageLink({ ...next, after: String(lastId) }));
+        ctx.set('Link', nextPageLink({ ...next, after: nextAfter }));
       }
       if ('json' in page) {
         respondJsonText(ctx, success.status, int64Form === 'string' ? writePageWithInt64Strings(page.json) : page.json);
       } else {
         respondJson(ctx, success.status, page.items, int64Form);
       }
+    } else if (success.etag) {
+      const { value, version } = answer as Versioned<unknown>;
+      ctx.set('ETag', versionTag(version, int64Form));
+      // The client holds the current version: nothing to send (RFC 9110 13.1.2).
+      if (honoursIfNoneMatch && noneMatchHolds(conditions.ifNoneMatch, version, int64Form)) ctx.status = 304;
+      else respondJson(ctx, success.status, value, int64Form);
     } else {
       respondJson(ctx, success.status, answer, int64Form);
     }
+  };
+}
+
+/** The conditional headers the operation honours, parsed (a malformed one is a 400). */
+function conditionsReader(operation: OperationDeclaration): (ctx: AppContext) => RequestConditions {
+  const honoured = operation.preconditions ?? [];
+  if (honoured.length === 0) return () => ({});
+  return (ctx) => {
+    const ifMatch = honoured.includes('If-Match') ? ctx.req.headers['if-match'] : undefined;
+    const ifNoneMatch = honoured.includes('If-None-Match') ? ctx.req.headers['if-none-match'] : undefined;
+    return {
+      ...(ifMatch === undefined ? {} : { ifMatch: parseEntityTags(ifMatch, 'If-Match') }),
+      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: parseEntityTags(ifNoneMatch, 'If-None-Match') }),
+    };
   };
 }
 

@@ -17,7 +17,7 @@ export function claimedDelivery(overrides: Partial<ClaimedDelivery> = {}): Claim
     webhookId: 'webhook-1',
     team: 'default',
     url: 'http://127.0.0.1:9/hook',
-    secret: `whsec_${randomBytes(32).toString('base64')}`,
+    secrets: [`whsec_${randomBytes(32).toString('base64')}`],
     payload: `{"id":${deliveryId},"name":"Monstera"}`,
     traceParent: null,
     attemptNumber: 1,

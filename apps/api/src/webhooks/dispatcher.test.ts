@@ -25,7 +25,7 @@ interface FakeDelivery {
   readonly id: bigint;
   readonly webhookId: string;
   readonly url: string;
-  readonly secret: string;
+  readonly secrets: readonly string[];
   readonly eventId: string;
   readonly payload: string;
   status: 'pending' | 'delivered' | 'failed';
@@ -69,7 +69,7 @@ class FakeStore implements DeliveryStore {
       id: this.nextId++,
       webhookId: webhook.id,
       url: webhook.url,
-      secret: webhook.secret,
+      secrets: [webhook.secret],
       eventId,
       payload: `{"id":${plantId},"name":"Monstera"}`,
       status: 'pending',
@@ -146,7 +146,7 @@ class FakeStore implements DeliveryStore {
         eventId: delivery.eventId,
         webhookId: delivery.webhookId,
         url: delivery.url,
-        secret: delivery.secret,
+        secrets: delivery.secrets,
         payload: delivery.payload,
         traceParent: null,
         attemptNumber: delivery.attempts.length + 1,

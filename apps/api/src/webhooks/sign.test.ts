@@ -10,7 +10,7 @@ const payload = '{"id":9007199254740993,"name":"Monstera","tag":"big"}';
 describe('signWebhook', () => {
   it('writes the Standard Webhooks headers, which the reference library verifies', () => {
     const at = new Date();
-    const headers = signWebhook(secret, eventId, payload, at);
+    const headers = signWebhook([secret], eventId, payload, at);
     expect(headers).toMatchObject({
       'content-type': 'application/json',
       'user-agent': 'plant-store-webhooks/1',
@@ -23,7 +23,7 @@ describe('signWebhook', () => {
   });
 
   it('is refused with another secret, another body or another id', () => {
-    const headers = signWebhook(secret, eventId, payload, new Date());
+    const headers = signWebhook([secret], eventId, payload, new Date());
     const other = `whsec_${randomBytes(32).toString('base64')}`;
     expect(() => new Webhook(other).verify(payload, headers)).toThrow(WebhookVerificationError);
     expect(() => new Webhook(secret).verify(payload.replace('93', '94'), headers)).toThrow(WebhookVerificationError);
@@ -33,8 +33,8 @@ describe('signWebhook', () => {
   });
 
   it('signs each attempt with its own time, so a late retry is not taken for a replay', () => {
-    const first = signWebhook(secret, eventId, payload, new Date(Date.now() - 3 * 3_600_000));
-    const retry = signWebhook(secret, eventId, payload, new Date());
+    const first = signWebhook([secret], eventId, payload, new Date(Date.now() - 3 * 3_600_000));
+    const retry = signWebhook([secret], eventId, payload, new Date());
     expect(retry['webhook-id']).toBe(first['webhook-id']);
     expect(retry['webhook-signature']).not.toBe(first['webhook-signature']);
     expect(() => new Webhook(secret).verify(payload, first)).toThrow('Message timestamp too old');

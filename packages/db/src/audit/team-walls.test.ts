@@ -80,9 +80,9 @@ describe.each(testEngines())('walls between teams, and the audit log, on %s', (e
     const webhook = await db.createWebhook(testWebhook({ url: 'https://audited.example/', team: 'red', actor: RED }));
     await db.deleteWebhook(webhook.id, { team: 'red', actor: RED });
     await db.createPlant({ id: 77n, name: 'Doomed' }, { team: 'red' });
-    expect(await db.deletePlant(77n, BLUE)).toBe(true);
+    expect(await db.deletePlant(77n, BLUE)).toMatchObject({ outcome: 'deleted' });
     // Nothing deleted, nothing recorded.
-    expect(await db.deletePlant(77n, BLUE)).toBe(false);
+    expect(await db.deletePlant(77n, BLUE)).toEqual({ outcome: 'missing' });
 
     const red = await auditAfter(since, 'red');
     expect(red.map((event) => [event.action, event.target, event.actor.name, event.actor.team])).toEqual([

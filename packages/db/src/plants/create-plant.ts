@@ -8,6 +8,8 @@ import { hasSameContent, toStoredPlant } from './plant-record.js';
 
 export interface CreatePlantResult {
   readonly plant: StoredPlant;
+  /** Its version: the new one, or for a replay the stored one. */
+  readonly version: bigint;
   /** False when the same plant was already stored: an idempotent replay that changed nothing. */
   readonly created: boolean;
 }
@@ -40,12 +42,19 @@ export async function createPlant(
       throw translateError(error);
     }
     if (inserted.events > 0) onEvents?.();
-    if (inserted.ids.has(plant.id)) {
-      return { plant: toStoredPlant({ id: plant.id, name: plant.name, tag: plant.tag ?? null }), created: true };
+    const version = inserted.versions.get(plant.id);
+    if (version !== undefined) {
+      return {
+        plant: toStoredPlant({ id: plant.id, name: plant.name, tag: plant.tag ?? null }),
+        version,
+        created: true,
+      };
     }
     const existing = (await findPlantRows(sql, [plant.id])).get(plant.id);
     if (existing) {
-      if (hasSameContent(existing, plant)) return { plant: toStoredPlant(existing), created: false };
+      if (hasSameContent(existing, plant)) {
+        return { plant: toStoredPlant(existing), version: existing.version, created: false };
+      }
       throw new PlantConflictError(plant.id);
     }
     if (attempt >= MAX_ATTEMPTS) {

@@ -79,13 +79,25 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     await storage?.dispose();
   });
 
-  it('writes no event, and nudges nobody, while no subscription exists', async () => {
+  it('writes each event for the feed, queues none for the fan-out and nudges nobody, while no subscription exists', async () => {
     onEvents.count = 0;
     const results = await Promise.all([1n, 2n, 3n].map((id) => writer.create({ id, name: `quiet ${id}` })));
     expect(results.every((result) => result.created)).toBe(true);
     expect(onEvents.count).toBe(0);
-    expect(await client.rows('SELECT id FROM webhook_events')).toEqual([]);
+    const events = await client.rows<{ plant_id: string; type: string; version: string; queued: boolean }>(
+      `SELECT plant_id::text AS plant_id, type, version::text AS version, fanned_out_at IS NULL AS queued
+       FROM webhook_events ORDER BY plant_id`,
+    );
+    expect(events).toEqual(
+      results.map((result) => ({
+        plant_id: String(result.plant.id),
+        type: 'plant.created',
+        version: String(result.version),
+        queued: false,
+      })),
+    );
     expect(await client.rows('SELECT id FROM webhook_deliveries')).toEqual([]);
+    await client.sql.query('DELETE FROM webhook_events', []);
   });
 
   it('writes the event in the statement that inserts the plant; the fan-out, one pending delivery per subscription', async () => {
@@ -336,7 +348,10 @@ describe.each(testEngines().filter((engine) => engine === 'postgres'))(
       const kept = await createWebhook(client.prisma, testWebhook({ url: 'https://kept.example/' }));
       const doomed = await createWebhook(client.prisma, testWebhook({ url: 'https://doomed.example/' }));
       await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(await insertPlants(client.sql, [{ id: 1n, name: 'Racer' }])).toEqual({ ids: new Set([1n]), events: 1 });
+      expect(await insertPlants(client.sql, [{ id: 1n, name: 'Racer' }])).toEqual({
+        versions: new Map([[1n, expect.any(BigInt)]]),
+        events: 1,
+      });
       const deleter = new pg.Client({ connectionString: storage.databaseUrl });
       await deleter.connect();
       try {

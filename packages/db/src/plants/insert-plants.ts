@@ -1,5 +1,6 @@
 import { type NewPlant, stringifyJson } from '@plant-store/schema';
 import type { SqlRunner } from '../sql-runner.js';
+import { fanOutDue, plantEnvelopeJson } from './plant-json.js';
 
 /**
  * A plant to insert, with the W3C traceparent of the request that creates it when that request
@@ -12,14 +13,16 @@ export interface PlantInsert extends NewPlant {
 }
 
 /**
- * The plant insert and the webhook outbox, one statement: its text never changes, whatever the
- * number of plants. `inserted` writes the plants and returns the ids it inserted (a stored id
- * is skipped: a replay or a conflict, judged by the caller). Only for those, and only while a
- * subscription exists, `events` writes one event each (the payload built by the caller, joined
- * back by id: ids are unique in the arrays), keeping each create's traceparent (`$5`, null when
- * not traced). `$6` is each plant's creating team (null when unknown). One statement is one transaction: the plants and their events commit together or
- * not at all. With no subscription, the uncorrelated EXISTS is a one-time filter: the join is
- * never run, and the outbox costs next to nothing.
+ * The plant insert and its events, one statement: its text never changes, whatever the number of
+ * plants. `inserted` writes the plants and returns the ids it inserted, with their versions (a
+ * stored id is skipped: a replay or a conflict, judged by the caller). For each of those, `events`
+ * writes its plant.created event: the feed's record of it, always (the price of the feed: one row
+ * a create), with the body a `{plant.created}` subscription gets (`$4`, built by the caller) and
+ * the envelope every other gets (written here, with the version), keeping each create's
+ * traceparent (`$5`, null when not traced). An event is queued for the fan-out only while an
+ * enabled subscription takes plant.created (see fanOutDue); otherwise it is written fanned out.
+ * `$6` is each plant's creating team (null when unknown). One statement is one transaction: the
+ * plants and their events commit together or not at all.
  *
  * The deliveries (one per subscription) are not written here: a dispatcher fans each event out
  * soon after (see fanOutEvents), to the subscriptions that existed when the event was written,
@@ -29,21 +32,22 @@ export const INSERT_PLANTS_SQL = `WITH inserted AS (
   INSERT INTO public.plants (id, name, tag, created_by_team)
   SELECT * FROM unnest($1::text[]::bigint[], $2::text[], $3::text[], $6::text[])
   ON CONFLICT (id) DO NOTHING
-  RETURNING id
+  RETURNING id, name, tag, version
 ), events AS (
-  INSERT INTO public.webhook_events (plant_id, payload, trace_parent)
-  SELECT input.id, input.payload, input.trace_parent
+  INSERT INTO public.webhook_events (plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
+  SELECT inserted.id, 'plant.created', inserted.version, input.payload,
+    ${plantEnvelopeJson('plant.created', 'inserted')}, input.trace_parent, ${fanOutDue('plant.created')}
   FROM inserted
   JOIN unnest($1::text[]::bigint[], $4::text[], $5::text[]) AS input (id, payload, trace_parent) USING (id)
-  WHERE EXISTS (SELECT FROM public.webhook_subscriptions)
-  RETURNING id
+  RETURNING fanned_out_at IS NULL AS queued
 )
-SELECT id::text AS id, (SELECT count(*) FROM events)::int AS events FROM inserted`;
+SELECT id::text AS id, version::text AS version, (SELECT count(*) FILTER (WHERE queued) FROM events)::int AS events
+FROM inserted`;
 
 export interface InsertedPlants {
-  /** The ids this statement inserted. */
-  readonly ids: Set<bigint>;
-  /** Webhook events it recorded: 0 when no subscription exists (or nothing was inserted). */
+  /** The ids this statement inserted, each with its version. */
+  readonly versions: Map<bigint, bigint>;
+  /** Events it queued for the fan-out: 0 when no subscription takes plant.created (or nothing was inserted). */
   readonly events: number;
 }
 
@@ -80,7 +84,7 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
     traceParents.push(plant.traceParent ?? null);
     teams.push(plant.team ?? null);
   }
-  const { rows } = await sql.query<{ id: string; events: number }>(INSERT_PLANTS_SQL, [
+  const { rows } = await sql.query<{ id: string; version: string; events: number }>(INSERT_PLANTS_SQL, [
     ids,
     names,
     tags,
@@ -88,7 +92,10 @@ export async function insertPlants(sql: SqlRunner, plants: readonly PlantInsert[
     traceParents,
     teams,
   ]);
-  return { ids: new Set(rows.map((row) => BigInt(row.id))), events: rows[0]?.events ?? 0 };
+  return {
+    versions: new Map(rows.map((row) => [BigInt(row.id), BigInt(row.version)])),
+    events: rows[0]?.events ?? 0,
+  };
 }
 
 /** The event's JSON body: the NewPlant as the API takes it, `tag` absent when there is none. */

@@ -1,9 +1,9 @@
-import type { ListPlantsQuery, StoredPlant } from '@plant-store/schema';
+import type { ListPlantsQuery } from '@plant-store/schema';
 import DataLoader from 'dataloader';
 import type { SqlRunner } from '../sql-runner.js';
 import { findPlant, findPlantRows } from './find-plant.js';
 import { listPlantPages, type PlantPage } from './list-plants.js';
-import { toStoredPlant } from './plant-record.js';
+import { toVersionedPlant, type VersionedPlant } from './plant-record.js';
 
 export interface PlantReaderOptions {
   /** Most reads one statement answers. */
@@ -11,7 +11,7 @@ export interface PlantReaderOptions {
 }
 
 export interface PlantReader {
-  find(id: bigint): Promise<StoredPlant | null>;
+  find(id: bigint): Promise<VersionedPlant | null>;
   list(query: ListPlantsQuery): Promise<PlantPage>;
 }
 
@@ -30,14 +30,14 @@ export function createPlantReader(sql: SqlRunner, { maxBatchSize }: PlantReaderO
   // The next turn, not the next tick: every request whose bytes arrived in this turn of the
   // event loop has asked by then (see the plant writer's schedulePump).
   const batchScheduleFn = (callback: () => void) => setImmediate(callback);
-  const byId = new DataLoader<bigint, StoredPlant | null>(
+  const byId = new DataLoader<bigint, VersionedPlant | null>(
     async (ids) => {
       const [only] = ids;
       if (ids.length === 1 && only !== undefined) return [await findPlant(sql, only)];
       const rows = await findPlantRows(sql, [...new Set(ids)]);
       return ids.map((id) => {
         const row = rows.get(id);
-        return row === undefined ? null : toStoredPlant(row);
+        return row === undefined ? null : toVersionedPlant(row);
       });
     },
     { cache: false, maxBatchSize, batchScheduleFn },

@@ -58,7 +58,11 @@ describe.each(testEngines())('group commit on %s', (engine) => {
 
   it('writes a lone create at once, as one statement', async () => {
     inserts.count = 0;
-    expect(await writer.create({ id: 1n, name: 'Alone' })).toEqual({ plant: { id: 1n, name: 'Alone' }, created: true });
+    expect(await writer.create({ id: 1n, name: 'Alone' })).toEqual({
+      plant: { id: 1n, name: 'Alone' },
+      version: expect.any(BigInt),
+      created: true,
+    });
     expect(inserts.count).toBe(1);
   });
 
@@ -70,7 +74,9 @@ describe.each(testEngines())('group commit on %s', (engine) => {
       ...(index % 3 === 0 ? { tag: 'batched' } : {}),
     }));
     const results = await Promise.all(plants.map((plant) => writer.create(plant)));
-    expect(results).toEqual(plants.map((plant) => ({ plant, created: true })));
+    expect(results).toEqual(plants.map((plant) => ({ plant, version: expect.any(BigInt), created: true })));
+    // Every create its own version.
+    expect(new Set(results.map((result) => result.version)).size).toBe(plants.length);
     expect(inserts.count).toBeGreaterThanOrEqual(Math.ceil(500 / 64));
     expect(inserts.count).toBeLessThan(50);
     const stored = await client.prisma.plant.findMany({
@@ -222,7 +228,7 @@ describe('group commit limits', () => {
     const slow: SqlRunner = {
       query: <TRow>(_text: string, [ids]: unknown[]) =>
         new Promise<{ rows: TRow[] }>((resolve) =>
-          setTimeout(() => resolve({ rows: (ids as string[]).map((id) => ({ id }) as TRow) }), 400),
+          setTimeout(() => resolve({ rows: (ids as string[]).map((id) => ({ id, version: '1' }) as TRow) }), 400),
         ),
     };
     const writer = createPlantWriter(slow, {
@@ -234,7 +240,11 @@ describe('group commit limits', () => {
     const first = writer.create({ id: 1n, name: 'Slow but fine' });
     await new Promise((resolve) => setImmediate(resolve));
     const late = [2n, 3n].map((id) => writer.create({ id, name: 'Waited too long' }));
-    expect(await first).toEqual({ plant: { id: 1n, name: 'Slow but fine' }, created: true });
+    expect(await first).toEqual({
+      plant: { id: 1n, name: 'Slow but fine' },
+      version: expect.any(BigInt),
+      created: true,
+    });
     for (const result of await Promise.allSettled(late)) {
       expect(result.status).toBe('rejected');
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(DatabaseUnavailableError);

@@ -104,7 +104,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
       '{"id":9223372036854775807,"name":"plant 9223372036854775807"}',
     ]);
     for (const claimed of claims) {
-      expect(claimed).toMatchObject({ webhookId: webhook?.id, url: webhook?.url, secret: webhook?.secret });
+      expect(claimed).toMatchObject({ webhookId: webhook?.id, url: webhook?.url, secrets: [webhook?.secret] });
       expect(claimed.eventId).toMatch(/^msg_[0-9a-f-]{36}$/);
       expect(claimed.leaseId).toMatch(/^[0-9a-f-]{36}$/);
       expect(claimed.attemptNumber).toBe(1);

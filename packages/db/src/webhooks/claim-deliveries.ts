@@ -123,7 +123,10 @@ export const CLAIM_DELIVERIES_SQL = `WITH receivers AS (
 )
 SELECT claimed.id::text AS id, claimed.lease_id::text AS lease_id, claimed.locked_until,
   claimed.event_id, claimed.subscription_id::text AS webhook_id, subscriptions.team, subscriptions.url, subscriptions.secret,
-  events.payload, events.trace_parent, claimed.attempt_count + 1 AS attempt_number
+  CASE WHEN subscriptions.previous_secret_expires_at > now() THEN subscriptions.previous_secret END AS previous_secret,
+  CASE WHEN events.type = 'plant.created' AND subscriptions.event_types = ARRAY['plant.created']::text[]
+    THEN events.payload ELSE events.envelope END AS payload,
+  events.trace_parent, claimed.attempt_count + 1 AS attempt_number
 FROM claimed
 JOIN public.webhook_events AS events ON events.id = claimed.event_id
 JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = claimed.subscription_id
@@ -138,6 +141,7 @@ interface ClaimedRow {
   readonly team: string;
   readonly url: string;
   readonly secret: string;
+  readonly previous_secret: string | null;
   readonly payload: string;
   readonly trace_parent: string | null;
   readonly attempt_number: number;
@@ -183,7 +187,7 @@ export async function claimDeliveries(sql: SqlRunner, options: ClaimOptions): Pr
     eventId: row.event_id,
     webhookId: row.webhook_id,
     url: row.url,
-    secret: row.secret,
+    secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret],
     payload: row.payload,
     traceParent: row.trace_parent,
     attemptNumber: row.attempt_number,

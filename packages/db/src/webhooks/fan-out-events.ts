@@ -25,8 +25,9 @@ export interface FanOutResult {
 /**
  * Takes the oldest events not fanned out yet, along the partial index of them (`FOR UPDATE SKIP
  * LOCKED`: events another dispatcher is fanning out are skipped, not waited for), writes one
- * pending delivery, due now, per subscription that existed when the event was written
- * (`created_at`, both stamped by the database's clock), with the subscription's receiver (what
+ * pending delivery, due now, per enabled subscription that takes the event's type and existed when
+ * the event was written (`created_at`, both stamped by the database's clock; a disabled one gets
+ * none of what happens while it is disabled: it catches up from the feed), with the subscription's receiver (what
  * claims scan by), and stamps the events fanned out: one
  * statement, one transaction, so an event is fanned out wholly or not at all. A pair that has a
  * delivery already (an event a previous version's create statement fanned out during a rolling
@@ -37,7 +38,7 @@ export interface FanOutResult {
  * statement fail its foreign key check and write nothing: it is run again (see fanOutEvents).
  */
 export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
-  SELECT events.id, events.created_at
+  SELECT events.id, events.type, events.created_at
   FROM public.webhook_events AS events
   WHERE events.fanned_out_at IS NULL
   ORDER BY events.created_at, events.id
@@ -48,6 +49,7 @@ export const FAN_OUT_EVENTS_SQL = `WITH batch AS (
   SELECT batch.id, subscriptions.id, 'pending', now(), subscriptions.receiver
   FROM batch
   JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.created_at <= batch.created_at
+    AND subscriptions.enabled AND batch.type = ANY (subscriptions.event_types)
   ON CONFLICT (event_id, subscription_id) DO NOTHING
   RETURNING receiver
 ), by_receiver AS (

@@ -35,10 +35,11 @@ export const DELETE_OLD_DELIVERIES_SQL = `WITH gone AS (
 SELECT count(*)::int AS deleted FROM gone`;
 
 /**
- * The oldest events first, each only once it is fanned out (an event still waiting for its
- * deliveries is never lost, however late the dispatchers are) and none of its deliveries is left (the deliveries'
- * foreign key refuses the rest, should one appear meanwhile: that batch fails and the next run
- * tries again).
+ * The oldest events first, in the feed's order (along its index), each only once it is fanned out
+ * (an event still waiting for its deliveries is never lost, however late the dispatchers are) and
+ * none of its deliveries is left (the deliveries' foreign key refuses the rest, should one appear
+ * meanwhile: that batch fails and the next run tries again). The feed's horizon moves up to the
+ * last event deleted: a cursor before it answers 410.
  */
 export const DELETE_OLD_EVENTS_SQL = `WITH gone AS (
   DELETE FROM public.webhook_events
@@ -47,11 +48,18 @@ export const DELETE_OLD_EVENTS_SQL = `WITH gone AS (
     WHERE old.created_at < now() - $1::bigint * interval '1 millisecond'
       AND old.fanned_out_at IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM public.webhook_deliveries AS left_over WHERE left_over.event_id = old.id)
-    ORDER BY old.created_at
+    ORDER BY old.txid, old.seq
     LIMIT $2::int
     FOR UPDATE SKIP LOCKED
   )
-  RETURNING 1
+  RETURNING txid, seq
+), last_gone AS (
+  SELECT gone.txid, gone.seq FROM gone ORDER BY gone.txid DESC, gone.seq DESC LIMIT 1
+), horizon AS (
+  UPDATE public.event_feed_horizon AS horizon
+  SET txid = last_gone.txid, seq = last_gone.seq
+  FROM last_gone
+  WHERE ROW(last_gone.txid, last_gone.seq) > ROW(horizon.txid, horizon.seq)
 )
 SELECT count(*)::int AS deleted FROM gone`;
 

@@ -67,8 +67,16 @@ export interface ClaimedDelivery {
   readonly eventId: string;
   readonly webhookId: string;
   readonly url: string;
-  readonly secret: string;
-  /** The exact JSON body to send: the NewPlant `{id, name, tag?}`, id as a JSON integer. */
+  /**
+   * The secrets to sign with: the current one, and during a rotation's grace period the previous
+   * one too (Standard Webhooks sends one `v1,` signature for each).
+   */
+  readonly secrets: readonly string[];
+  /**
+   * The exact JSON body to send: for a `{plant.created}` subscription's plant.created event the
+   * NewPlant `{id, name, tag?}`; otherwise the Standard Webhooks envelope `{type, timestamp, data}`.
+   * Ids as JSON integers.
+   */
   readonly payload: string;
   /**
    * The W3C traceparent of the request that created the plant, when it was traced (else null):

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../error.js';
 import type { operationParameters, ParameterName } from './parameters.js';
 import type { Scope } from './scopes.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type SuccessStatus = 200 | 201 | 202 | 204;
 
 /** The groups operations are listed under, with what each holds. */
@@ -12,6 +12,7 @@ export const OPERATION_TAGS = {
   webhooks: "Receivers of plant-created events, and their deliveries: each team's own",
   tokens: "Bearer tokens: each team's issued, listed and revoked by its own tokens:manage token",
   audit: "Who did what, when, from where: each team's log",
+  events: 'Every change to a plant, in commit order: a feed to catch up from',
 } as const;
 
 /**
@@ -39,15 +40,30 @@ export interface OperationDeclaration {
   readonly parameters?: readonly ParameterName[];
   /** The query, as one object: its entries are the query parameters listed in `parameters`. */
   readonly query?: v.ObjectSchema<v.ObjectEntries, undefined>;
-  /** A JSON object body, read with the exact codec (int64 as bigint) within the body limit. */
-  readonly body?: { readonly schema: v.GenericSchema; readonly description: string };
+  /**
+   * A JSON object body, read with the exact codec (int64 as bigint) within the body limit, sent as
+   * one of `mediaTypes` (default `application/json` alone).
+   */
+  readonly body?: {
+    readonly schema: v.GenericSchema;
+    readonly description: string;
+    readonly mediaTypes?: readonly string[];
+  };
+  /**
+   * The conditional request headers it honours (RFC 9110): `If-Match` (a change only while the
+   * resource has one of the versions named; 412 otherwise), `If-None-Match` (a read answered 304
+   * when the client holds the current version).
+   */
+  readonly preconditions?: readonly ('If-Match' | 'If-None-Match')[];
   readonly success: {
     readonly status: SuccessStatus;
     readonly description: string;
     /** The answer's body; none for a 204. */
     readonly schema?: v.GenericSchema;
-    /** A page of a listing in ascending id order: `Link: <...>; rel="next"` names the next one. */
+    /** A page of a listing in ascending order: `Link: <...>; rel="next"` names the next one. */
     readonly paged?: true;
+    /** The answer carries an `ETag`: the version of the one resource it holds. */
+    readonly etag?: true;
   };
   /**
    * The failures this operation has of its own, each `error` code with why it is answered.

@@ -1,6 +1,7 @@
 import { AuditEventListSchema, ListAuditEventsQuerySchema } from '../audit.js';
+import { EventFeedPositionSchema, EventListSchema, ListEventsQuerySchema } from '../events.js';
 import { ListPlantsQuerySchema, PlantListSchema } from '../list.js';
-import { NewPlantSchema, StoredPlantSchema } from '../plant.js';
+import { NewPlantSchema, PlantPatchSchema, StoredPlantSchema } from '../plant.js';
 import {
   CreatedTokenSchema,
   NewTokenSchema,
@@ -58,10 +59,15 @@ export const operations = {
     summary: 'Create a plant',
     description: [
       'Creates a new plant in the store. Retry-safe: the same `id` with the same `name` and `tag` answers 200 again with the stored plant and changes nothing; the same `id` with other content answers 400 with `error` 409.',
-      'A 200 means the plant is committed.',
+      'A 200 means the plant is committed. After the plant was changed (`PATCH`), a replay of its original create is other content: 400 with `error` 409.',
     ].join(' '),
     body: { schema: NewPlantSchema, description: 'Plant to add to the store' },
-    success: { status: 200, description: 'Plant response: the stored plant, with its id.', schema: StoredPlantSchema },
+    success: {
+      status: 200,
+      description: 'Plant response: the stored plant, with its id; its version in `ETag`.',
+      schema: StoredPlantSchema,
+      etag: true,
+    },
     errors: { 400: 'invalid body', 409: 'the id exists with other content' },
     clientFaultsAs400: true,
   },
@@ -71,10 +77,47 @@ export const operations = {
     tag: 'plants',
     scope: 'plants:read',
     summary: 'Fetch a plant',
-    description: 'Returns the plant with this id.',
+    description:
+      'Returns the plant with this id, its version in `ETag`. With `If-None-Match` naming the version the client holds, 304 without a body when it is still current.',
     parameters: ['id'],
-    success: { status: 200, description: 'Plant response', schema: StoredPlantSchema },
+    preconditions: ['If-None-Match'],
+    success: {
+      status: 200,
+      description: 'Plant response; its version in `ETag`.',
+      schema: StoredPlantSchema,
+      etag: true,
+    },
     errors: { 400: 'The path id is not an int64.', 404: 'No plant has this id.' },
+  },
+  updatePlant: {
+    method: 'PATCH',
+    path: '/plants/{id}',
+    tag: 'plants',
+    scope: 'plants:write',
+    summary: 'Change a plant',
+    description: [
+      'Applies a JSON merge patch (RFC 7396) of `name` and `tag`: a field absent is kept, `"tag": null` removes the tag; `id`, when sent, must be the path\'s.',
+      'The same rules and messages as `POST /plants`; the HTTP status of an error is its `error` code.',
+      'With `If-Match` naming versions (`ETag`s), only while the plant has one of them (412 otherwise). A change takes a new version (never one the id had before) and is announced as `plant.updated`; a patch that changes nothing writes nothing and answers the plant as it is.',
+    ].join(' '),
+    parameters: ['id'],
+    preconditions: ['If-Match'],
+    body: {
+      schema: PlantPatchSchema,
+      description: 'A JSON merge patch of the plant',
+      mediaTypes: ['application/merge-patch+json', 'application/json'],
+    },
+    success: {
+      status: 200,
+      description: 'The plant as it is now; its version in `ETag`.',
+      schema: StoredPlantSchema,
+      etag: true,
+    },
+    errors: {
+      400: "The path id is not an int64, the body is not a merge patch of the plant (a rule of `POST /plants` broken, `name` null), or `id` is not the path's.",
+      404: 'No plant has this id.',
+      412: 'The plant has none of the versions If-Match names.',
+    },
   },
   deletePlant: {
     method: 'DELETE',
@@ -82,10 +125,52 @@ export const operations = {
     tag: 'plants',
     scope: 'plants:write',
     summary: 'Delete a plant',
-    description: 'Deletes a single plant based on the ID supplied; afterwards the id may be created again.',
+    description:
+      'Deletes a single plant based on the ID supplied, announced as `plant.deleted`; afterwards the id may be created again (with a new version). With `If-Match` naming versions, only while the plant has one of them (412 otherwise).',
     parameters: ['id'],
+    preconditions: ['If-Match'],
     success: { status: 204, description: 'Plant deleted' },
-    errors: { 400: 'The path id is not an int64.', 404: 'No plant has this id.' },
+    errors: {
+      400: 'The path id is not an int64.',
+      404: 'No plant has this id.',
+      412: 'The plant has none of the versions If-Match names.',
+    },
+  },
+  listEvents: {
+    method: 'GET',
+    path: '/events',
+    tag: 'events',
+    scope: 'plants:read',
+    summary: 'List events',
+    description: [
+      'Every change to a plant (created, updated, deleted), in the order the changes committed, one page at a time: a later page never holds an event that committed before one already returned.',
+      'Each event is the envelope a webhook receives, with its `cursor`: pass the last one as `after` for the next page, or follow the `Link` header (`rel="next"`).',
+      'To mirror the store: take `GET /events/cursor`, list every plant with `GET /plants`, then apply the events after that cursor (drop an event whose `data.version` is lower than the one you hold).',
+      "Events are kept for the service's `WEBHOOKS_RETENTION_DAYS` (30 by default); a cursor older than that answers 410.",
+    ].join(' '),
+    parameters: ['eventsLimit', 'eventsAfter', 'eventType'],
+    query: ListEventsQuerySchema,
+    success: {
+      status: 200,
+      description: "The page of events, in the feed's order (empty when none follow).",
+      schema: EventListSchema,
+      paged: true,
+    },
+    errors: {
+      400: PAGE_QUERY_REFUSED,
+      410: 'The cursor is older than the events kept: what followed it is gone. Start again from `GET /events/cursor` and a full listing.',
+    },
+  },
+  getEventCursor: {
+    method: 'GET',
+    path: '/events/cursor',
+    tag: 'events',
+    scope: 'plants:read',
+    summary: 'Where the feed stands',
+    description:
+      "The feed's current cursor, without reading the feed: every event listed so far comes before it, every one that shows later after it. Take it before a full listing of the plants, then follow the feed from it.",
+    success: { status: 200, description: 'The current cursor.', schema: EventFeedPositionSchema },
+    errors: {},
   },
   listWebhooks: {
     method: 'GET',

@@ -1,5 +1,6 @@
 import type * as v from 'valibot';
 import { AUDIT_EVENTS_PAGE_DEFAULT_LIMIT, AUDIT_EVENTS_PAGE_MAX_LIMIT, ListAuditEventsQuerySchema } from '../audit.js';
+import { EVENTS_PAGE_DEFAULT_LIMIT, EVENTS_PAGE_MAX_LIMIT, ListEventsQuerySchema } from '../events.js';
 import { ListPlantsQuerySchema, PLANTS_PAGE_DEFAULT_LIMIT, PLANTS_PAGE_MAX_LIMIT } from '../list.js';
 import { PlantIdSchema } from '../plant.js';
 import { TokenNameSchema } from '../token.js';
@@ -87,6 +88,25 @@ export const operationParameters = {
     name: 'limit',
     description: limitDescription(AUDIT_EVENTS_PAGE_DEFAULT_LIMIT, AUDIT_EVENTS_PAGE_MAX_LIMIT),
     schema: ListAuditEventsQuerySchema.entries.limit,
+  },
+  eventsLimit: {
+    in: 'query',
+    name: 'limit',
+    description: limitDescription(EVENTS_PAGE_DEFAULT_LIMIT, EVENTS_PAGE_MAX_LIMIT),
+    schema: ListEventsQuerySchema.entries.limit,
+  },
+  eventsAfter: {
+    in: 'query',
+    name: 'after',
+    description:
+      "Only events after this cursor: the `cursor` of the previous page's last event, or of `GET /events/cursor`.",
+    schema: ListEventsQuerySchema.entries.after,
+  },
+  eventType: {
+    in: 'query',
+    name: 'type',
+    description: 'Only events of this type.',
+    schema: ListEventsQuerySchema.entries.type,
   },
   auditAfter: {
     in: 'query',

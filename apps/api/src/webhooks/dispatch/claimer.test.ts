@@ -128,6 +128,6 @@ describe('createClaimer', () => {
         deliveryId: claimed.deliveryId.toString(),
       }),
     ]);
-    expect(JSON.stringify(lines)).not.toContain(claimed.secret);
+    expect(JSON.stringify(lines)).not.toContain(claimed.secrets[0] ?? '');
   });
 });

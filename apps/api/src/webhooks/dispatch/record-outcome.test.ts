@@ -84,7 +84,7 @@ describe('createOutcomeRecorder', () => {
         error: 'HTTP 500',
       }),
     ]);
-    expect(JSON.stringify(lines)).not.toContain(claimed.secret);
+    expect(JSON.stringify(lines)).not.toContain(claimed.secrets[0] ?? '');
     expect(JSON.stringify(lines)).not.toContain('Monstera');
   });
 

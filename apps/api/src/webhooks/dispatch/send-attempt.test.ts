@@ -51,7 +51,7 @@ describe('createAttemptSender', () => {
     });
     // Verified as a receiver would.
     expect(() =>
-      new Webhook(claimed.secret).verify(received?.body ?? '', received?.headers ?? {}, { jsonParse: false }),
+      new Webhook(claimed.secrets[0] ?? '').verify(received?.body ?? '', received?.headers ?? {}, { jsonParse: false }),
     ).not.toThrow();
   });
 
@@ -82,7 +82,7 @@ describe('createAttemptSender', () => {
 
   it('sends nothing with a secret it cannot sign with, and logs the claim’s ids, never the secret', async () => {
     const hooks = await receiver();
-    const claimed = claimedDelivery({ url: hooks.url, secret: 'whsec_not*base64*at*all' });
+    const claimed = claimedDelivery({ url: hooks.url, secrets: ['whsec_not*base64*at*all'] });
     const { sends, lines } = sender();
     expect(await sends.send(claimed, new Date())).toEqual({
       statusCode: null,

@@ -60,7 +60,7 @@ export function createAttemptSender(options: AttemptSenderOptions): AttemptSende
       const { agent, postWebhook, signWebhook } = await loadSender();
       let headers: Record<string, string>;
       try {
-        headers = signWebhook(claimed.secret, claimed.eventId, claimed.payload, at);
+        headers = signWebhook(claimed.secrets, claimed.eventId, claimed.payload, at);
       } catch (error) {
         // A corrupt secret. Not logged: the error could quote it.
         log.error(

@@ -1,0 +1,40 @@
+/**
+ * JSON written by PostgreSQL, as the contract writes it (what `stringifyJson` writes, byte for
+ * byte): `to_json` escapes a string as JSON.stringify does (the same short escapes, `\u00xx` for
+ * other control characters), and an int8's text is its exact decimal. SQL fragments over a row
+ * alias, for the statements that answer or record plants.
+ */
+
+/** A plant's wire object `{"id","name","tag"?}` from the row `alias`. */
+export function plantJson(alias: string): string {
+  return `'{"id":' || ${alias}.id::text || ',"name":' || to_json(${alias}.name)::text
+  || coalesce(',"tag":' || to_json(${alias}.tag)::text, '') || '}'`;
+}
+
+/** A plant with its version, `{"id","name","tag"?,"version"}`: an event's `data`. */
+function versionedPlantJson(alias: string): string {
+  return `'{"id":' || ${alias}.id::text || ',"name":' || to_json(${alias}.name)::text
+  || coalesce(',"tag":' || to_json(${alias}.tag)::text, '') || ',"version":' || ${alias}.version::text || '}'`;
+}
+
+/** The statement's clock as RFC 3339 in UTC with milliseconds, as `Date#toISOString` writes it. */
+export const NOW_RFC3339 = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The Standard Webhooks envelope of a plant event, `{"type","timestamp","data"}`, `data` the
+ * plant of row `alias` with its version, the timestamp the statement's clock (the same on every
+ * attempt, so every retry sends the same bytes).
+ */
+export function plantEnvelopeJson(type: 'plant.created' | 'plant.updated' | 'plant.deleted', alias: string): string {
+  return `'{"type":"${type}","timestamp":"' || ${NOW_RFC3339} || '","data":' || ${versionedPlantJson(alias)} || '}'`;
+}
+
+/**
+ * Whether an event of `type` is to be fanned out now: some enabled subscription takes it. An
+ * uncorrelated sub-query, so PostgreSQL asks once per statement; none (the usual case without
+ * subscribers) and the event is written fanned out already, keeping the fan-out's queue empty.
+ */
+export function fanOutDue(type: string): string {
+  return `CASE WHEN EXISTS (SELECT FROM public.webhook_subscriptions AS subscribers
+    WHERE subscribers.enabled AND '${type}' = ANY (subscribers.event_types)) THEN NULL ELSE now() END`;
+}
