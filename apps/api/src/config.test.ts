@@ -65,6 +65,7 @@ describe('loadConfig: webhooks', () => {
       concurrency: 16,
       perWebhookConcurrency: 4,
       perReceiverConcurrency: 4,
+      perTeamConcurrency: 8,
       busyRequests: 16,
       busyConcurrency: 4,
     });

@@ -123,6 +123,8 @@ const EnvSchema = v.object({
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
   WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
+  // One team's share of the slots, all its receivers together (unset: half of WEBHOOKS_CONCURRENCY).
+  WEBHOOKS_PER_TEAM_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_TEAM_CONCURRENCY', 1, 1_000)),
   // Requests in flight in this process from which deliveries give way to them (0: never), and the
   // deliveries in flight meanwhile (one per receiver).
   WEBHOOKS_BUSY_REQUESTS: v.optional(integerVariable('WEBHOOKS_BUSY_REQUESTS', 0, 100_000), '16'),
@@ -289,6 +291,7 @@ export interface WebhooksConfig
     | 'concurrency'
     | 'perWebhookConcurrency'
     | 'perReceiverConcurrency'
+    | 'perTeamConcurrency'
     | 'busyConcurrency'
   > {
   /** Whether this process delivers events (every replica may; leases keep them apart). */
@@ -412,6 +415,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perReceiverConcurrency: parsed.WEBHOOKS_PER_RECEIVER_CONCURRENCY,
       busyRequests: parsed.WEBHOOKS_BUSY_REQUESTS,
       busyConcurrency: parsed.WEBHOOKS_BUSY_CONCURRENCY,
+      // One team's share, all its receivers together: the others keep the rest.
+      perTeamConcurrency: parsed.WEBHOOKS_PER_TEAM_CONCURRENCY ?? Math.ceil(parsed.WEBHOOKS_CONCURRENCY / 2),
     },
     teams: {
       tokensPerTeam: parsed.TOKENS_PER_TEAM_LIMIT,

@@ -194,6 +194,35 @@ describe.each(testEngines())('webhook delivery on %s', (engine) => {
     expect(stuck.received.length).toBeLessThanOrEqual(4);
   });
 
+  it("keeps a team whose receivers all hang to its share of the slots: another team's events go out", async () => {
+    // Attempts that hang for 10 s: red's four receivers (4 slots each) would take all 16 slots
+    // without a share per team, and blue's receiver would wait for their timeouts.
+    const { service, token } = await setUp({ WEBHOOKS_TIMEOUT_MS: '10000', WEBHOOKS_LEASE_MS: '30000' });
+    const teamToken = async (team: string) =>
+      (await service.db.issueToken(testToken({ name: `${team}-hooks`, team, scopes: SCOPES }))).token;
+    const [red, blue] = [await teamToken('red'), await teamToken('blue')];
+    const stuck = await Promise.all([receiver(), receiver(), receiver(), receiver()]);
+    for (const hook of stuck) {
+      hook.answer(() => 'hang');
+      for (let index = 0; index < 2; index++) await subscribe(service.url, red, `${hook.url}/subscription-${index}`);
+    }
+    const healthy = await receiver();
+    await subscribe(service.url, blue, healthy.url);
+
+    const ids = Array.from({ length: 10 }, (_, index) => BigInt(index + 1));
+    for (const id of ids) await createPlant(service.url, token, { id, name: `plant ${id}` });
+    const created = performance.now();
+    await waitUntil(() => plantIds(healthy).size >= ids.length, 5_000, 25);
+    const slowestMs = Math.max(...healthy.received.map((event) => event.receivedAt - created));
+    const hanging = stuck.reduce((sum, hook) => sum + hook.received.length, 0);
+    process.stdout.write(
+      `team fairness on ${engine}: ${hanging} attempts hanging at red's 4 receivers (8 allowed: half of 16 slots), ` +
+        `blue's receiver got all ${ids.length} events, the last ${Math.round(slowestMs)} ms after the last create\n`,
+    );
+    expect(plantIds(healthy)).toEqual(new Set(ids));
+    expect(hanging).toBeLessThanOrEqual(8);
+  });
+
   it('gives way to requests while WEBHOOKS_BUSY_REQUESTS are in flight: one delivery per receiver', async () => {
     const { service, token } = await setUp({
       WEBHOOKS_BUSY_REQUESTS: '3',

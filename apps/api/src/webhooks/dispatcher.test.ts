@@ -230,6 +230,9 @@ function dispatch(store: FakeStore, options: Partial<WebhookDispatcherOptions> =
     random: () => 0.5,
     observeAttempt: (result) => results.push(result),
     ...options,
+    // Every subscription here is one team's: its share is every slot (the team caps are
+    // delivery-slots.test.ts's and webhook-delivery.test.ts's).
+    perTeamConcurrency: options.perTeamConcurrency ?? options.concurrency ?? 4,
   });
   cleanups.push(() => dispatcher.close());
   dispatcher.start();

@@ -72,6 +72,12 @@ export interface WebhookDispatcherOptions {
   readonly perWebhookConcurrency: number;
   /** Deliveries to one receiver (scheme, host and port), all its webhooks together, in flight at once. Default perWebhookConcurrency. */
   readonly perReceiverConcurrency?: number;
+  /**
+   * Deliveries of one team's subscriptions in flight at once, all its receivers together: the rest
+   * of the slots stay for the other teams. Default half of `concurrency` (rounded up); while busy,
+   * the same share of `busyConcurrency`.
+   */
+  readonly perTeamConcurrency?: number;
   readonly allowPrivateNetworks: boolean;
   /** Default 4096. */
   readonly maxResponseBytes?: number;
@@ -267,6 +273,7 @@ function checkOptions(options: WebhookDispatcherOptions): void {
     concurrency: options.concurrency,
     perWebhookConcurrency: options.perWebhookConcurrency,
     ...(options.busyConcurrency === undefined ? {} : { busyConcurrency: options.busyConcurrency }),
+    ...(options.perTeamConcurrency === undefined ? {} : { perTeamConcurrency: options.perTeamConcurrency }),
   };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`webhook dispatcher: ${name} must be at least 1`);

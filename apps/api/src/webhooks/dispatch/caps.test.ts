@@ -8,6 +8,8 @@ describe('createCaps', () => {
       slots: 16,
       perWebhook: 4,
       perReceiver: 4,
+      // Half the slots for one team's deliveries.
+      perTeam: 8,
       lookAhead: LOOK_AHEAD,
       claimAfter: 4,
       maxUnrecorded: 128,
@@ -37,6 +39,8 @@ describe('createCaps', () => {
       slots: 4,
       perWebhook: 1,
       perReceiver: 1,
+      // The same share of the busy slots: 2 of 4 receivers.
+      perTeam: 2,
       lookAhead: BUSY_LOOK_AHEAD,
       claimAfter: BUSY_LOOK_AHEAD / 2,
       // The bound on attempts not yet recorded stays the configured one.
@@ -57,6 +61,13 @@ describe('createCaps', () => {
     // busyConcurrency above concurrency is cut to it; a quarter of 3 would still be one slot.
     expect(busy).toMatchObject({ slots: 3, lookAhead: LOOK_AHEAD, claimAfter: 1, fanOutBatch: 10, fanOutAhead: 4 });
     expect(createCaps({ concurrency: 3, perWebhookConcurrency: 1 }).whileBusy.slots).toBe(1);
+  });
+
+  it('gives one team its configured share, never more than every slot, and at least one slot while busy', () => {
+    const caps = createCaps({ concurrency: 10, perWebhookConcurrency: 2, perTeamConcurrency: 3, busyConcurrency: 2 });
+    expect([caps.configured.perTeam, caps.whileBusy.perTeam]).toEqual([3, 1]);
+    expect(createCaps({ concurrency: 4, perWebhookConcurrency: 2, perTeamConcurrency: 9 }).configured.perTeam).toBe(4);
+    expect(createCaps({ concurrency: 5, perWebhookConcurrency: 2 }).configured.perTeam).toBe(3);
   });
 
   it('puts in force the caps of the moment, asking busy() each time', () => {

@@ -9,6 +9,12 @@ export interface Caps {
   readonly slots: number;
   readonly perWebhook: number;
   readonly perReceiver: number;
+  /**
+   * Deliveries of one team's subscriptions in flight at once (while busy, receivers with one in
+   * flight): however many receivers a team has that hang or fail slowly, the other teams keep the
+   * rest of the slots.
+   */
+  readonly perTeam: number;
   /** Claims held (waiting or being sent) per slot and per webhook or receiver cap. */
   readonly lookAhead: number;
   /** Deliveries finished since the last claim that make a finished delivery's wake-up claim. */
@@ -29,6 +35,8 @@ export interface CapsSettings {
   readonly perReceiverConcurrency?: number;
   /** Default a quarter of `concurrency`, at least 1. */
   readonly busyConcurrency?: number;
+  /** Default half of `concurrency` (rounded up); while busy, half of the busy slots. */
+  readonly perTeamConcurrency?: number;
   /** Default DEFAULT_FAN_OUT_BATCH. */
   readonly fanOutBatch?: number;
   /** Default 2 fanOutBatch. */
@@ -78,6 +86,7 @@ export function createCaps(settings: CapsSettings): CapsInForce {
   const { concurrency, perWebhookConcurrency } = settings;
   const perReceiverConcurrency = settings.perReceiverConcurrency ?? perWebhookConcurrency;
   const busyConcurrency = Math.min(concurrency, settings.busyConcurrency ?? Math.max(1, Math.floor(concurrency / 4)));
+  const perTeam = Math.min(concurrency, settings.perTeamConcurrency ?? Math.ceil(concurrency / 2));
   const busyLookAhead = Math.min(BUSY_LOOK_AHEAD, LOOK_AHEAD * perReceiverConcurrency);
   const fanOutBatch = settings.fanOutBatch ?? DEFAULT_FAN_OUT_BATCH;
   const fanOutAhead = settings.fanOutAhead ?? 2 * fanOutBatch;
@@ -88,6 +97,7 @@ export function createCaps(settings: CapsSettings): CapsInForce {
     slots: concurrency,
     perWebhook: perWebhookConcurrency,
     perReceiver: perReceiverConcurrency,
+    perTeam,
     lookAhead: LOOK_AHEAD,
     claimAfter: Math.max(1, Math.floor(concurrency / 4)),
     maxUnrecorded,
@@ -99,6 +109,8 @@ export function createCaps(settings: CapsSettings): CapsInForce {
     slots: busyConcurrency,
     perWebhook: 1,
     perReceiver: 1,
+    // The same share of the busy slots (receivers, one delivery each), at least one.
+    perTeam: Math.max(1, Math.ceil((busyConcurrency * perTeam) / concurrency)),
     lookAhead: busyLookAhead,
     claimAfter: Math.max(1, busyLookAhead / 2),
     maxUnrecorded,

@@ -32,7 +32,11 @@ function claimer(store: FakeClaimStore, leaseMs = 10_000, timeoutMs = 2_000) {
   return { claims: createClaimer({ store, leaseMs, timeoutMs, log, clock: () => clock.at }), clock, lines };
 }
 
-const noneHeld = { byWebhook: new Map<string, number>(), byReceiver: new Map<string, number>() };
+const noneHeld = {
+  byWebhook: new Map<string, number>(),
+  byReceiver: new Map<string, number>(),
+  byTeam: new Map<string, number>(),
+};
 
 describe('createClaimer', () => {
   it('asks for lookAhead claims per webhook and receiver cap, less what is held, and names the receivers already full', async () => {
@@ -45,6 +49,7 @@ describe('createClaimer', () => {
         ['http://a', 4],
         ['http://b', 3],
       ]),
+      byTeam: new Map([['red', 5]]),
     };
     const claimed = await claims.claim(5, caps, held);
     expect(store.asked).toEqual([
@@ -52,8 +57,11 @@ describe('createClaimer', () => {
         limit: 5,
         perWebhookLimit: 4,
         perReceiverLimit: 6,
+        // Half the slots per team (4), lookAhead times.
+        perTeamLimit: 8,
         busyReceivers: held.byReceiver,
         busyWebhooks: held.byWebhook,
+        busyTeams: held.byTeam,
         leaseMs: 10_000,
       },
     ]);
@@ -62,7 +70,11 @@ describe('createClaimer', () => {
 
     const busy = createCaps({ concurrency: 8, perWebhookConcurrency: 2, perReceiverConcurrency: 3 }).whileBusy;
     await claims.claim(5, busy, noneHeld);
-    expect(store.asked[1]).toMatchObject({ perWebhookLimit: busy.lookAhead, perReceiverLimit: busy.lookAhead });
+    expect(store.asked[1]).toMatchObject({
+      perWebhookLimit: busy.lookAhead,
+      perReceiverLimit: busy.lookAhead,
+      perTeamLimit: busy.lookAhead * busy.perTeam,
+    });
   });
 
   it('claims when asked to, or once claimAfter deliveries have finished since the last claim', async () => {

@@ -9,10 +9,11 @@ export const LEASE_MARGIN_MS = 1_000;
 
 export type ClaimStore = Pick<Database, 'claimDeliveries' | 'releaseClaim'>;
 
-/** Claims held here (waiting or being sent), per webhook and per receiver: what a claim leaves out. */
+/** Claims held here (waiting or being sent), per webhook, receiver and team: what a claim leaves out. */
 export interface HeldClaims {
   readonly byWebhook: ReadonlyMap<string, number>;
   readonly byReceiver: ReadonlyMap<string, number>;
+  readonly byTeam: ReadonlyMap<string, number>;
 }
 
 /** What one claim statement leased, and what the dispatcher needs to know of it. */
@@ -56,7 +57,7 @@ export interface Claimer {
 /**
  * Takes leases on due deliveries from the store (every replica claims; none sends what another
  * holds), and gives them back. Owns when to claim (the count of deliveries finished since the last
- * claim) and what a claim asks for: `lookAhead` claims per webhook and receiver cap, less those
+ * claim) and what a claim asks for: `lookAhead` claims per webhook, receiver and team cap, less those
  * held here, so that a freed slot starts the next delivery at once, not after a claim's round trip.
  */
 export function createClaimer({ store, leaseMs, timeoutMs, log, clock = Date.now }: ClaimerOptions): Claimer {
@@ -84,8 +85,10 @@ export function createClaimer({ store, leaseMs, timeoutMs, log, clock = Date.now
           limit,
           perWebhookLimit: caps.lookAhead * caps.perWebhook,
           perReceiverLimit: caps.lookAhead * caps.perReceiver,
+          perTeamLimit: caps.lookAhead * caps.perTeam,
           busyReceivers: held.byReceiver,
           busyWebhooks: held.byWebhook,
+          busyTeams: held.byTeam,
           leaseMs,
         });
         trouble.resolved('webhook dispatch claims deliveries again');

@@ -23,9 +23,9 @@ function slotsUnder(initial: Caps) {
     },
     clock: () => state.at,
   });
-  /** Enqueues a claim for `webhookId` at `receiver`, to start by `startBy`. */
-  const enqueue = (webhookId: string, receiver: string, startBy = 1_000) => {
-    const claimed = claimedDelivery({ webhookId, url: `${receiver}/hook` });
+  /** Enqueues a claim for `webhookId` (of `team`) at `receiver`, to start by `startBy`. */
+  const enqueue = (webhookId: string, receiver: string, startBy = 1_000, team = 'default') => {
+    const claimed = claimedDelivery({ webhookId, url: `${receiver}/hook`, team });
     slots.enqueue(claimed, receiver, startBy);
     return claimed;
   };
@@ -36,7 +36,7 @@ function slotsUnder(initial: Caps) {
 describe('createDeliverySlots', () => {
   it('starts what waits oldest first, as many as there are slots, and holds every claim until its slot is freed', () => {
     const { slots, enqueue, startedIds, started, state } = slotsUnder(
-      createCaps({ concurrency: 2, perWebhookConcurrency: 2 }).configured,
+      createCaps({ concurrency: 2, perWebhookConcurrency: 2, perTeamConcurrency: 2 }).configured,
     );
     const claims = [enqueue('w1', A), enqueue('w2', B), enqueue('w3', C)];
     expect(slots.held.byReceiver).toEqual(
@@ -84,7 +84,7 @@ describe('createDeliverySlots', () => {
   });
 
   it('while busy, counts receivers with requests under way, not requests: one hanging with many keeps one slot', () => {
-    const caps = createCaps({ concurrency: 8, perWebhookConcurrency: 4, busyConcurrency: 2 });
+    const caps = createCaps({ concurrency: 8, perWebhookConcurrency: 4, busyConcurrency: 2, perTeamConcurrency: 8 });
     const { slots, state, enqueue, startedIds } = slotsUnder(caps.configured);
     for (let index = 0; index < 4; index++) enqueue('stuck', A);
     slots.pump();
@@ -98,6 +98,40 @@ describe('createDeliverySlots', () => {
     // A holds one receiver's slot with its four, B takes the other; A's fifth and C wait.
     expect(startedIds().slice(4)).toEqual([healthy.deliveryId]);
     expect(slots.waiting).toBe(2);
+  });
+
+  it('keeps a team to its share of the slots, however many receivers it has, leaving the rest to the others', () => {
+    const caps = createCaps({ concurrency: 6, perWebhookConcurrency: 2, perTeamConcurrency: 3, busyConcurrency: 4 });
+    const { slots, state, enqueue, startedIds, started } = slotsUnder(caps.configured);
+    // Red's four receivers would take every slot; it gets three, and blue's claims start.
+    const red = [A, B, C, 'http://d.example'].map((receiver, index) => enqueue(`red-${index}`, receiver, 1_000, 'red'));
+    const blue = [
+      enqueue('blue-0', 'http://e.example', 1_000, 'blue'),
+      enqueue('blue-1', 'http://f.example', 1_000, 'blue'),
+    ];
+    slots.pump();
+    expect(startedIds()).toEqual([...red.slice(0, 3), ...blue].map((claimed) => claimed.deliveryId));
+    expect(slots.held.byTeam).toEqual(
+      new Map([
+        ['red', 4],
+        ['blue', 2],
+      ]),
+    );
+    // One of red's finishing lets its fourth start.
+    started[0]?.freeSlot();
+    expect(startedIds().at(-1)).toBe(red[3]?.deliveryId);
+
+    // While busy, a team's share counts receivers: with blue's two done, red has three under way
+    // (above its two) and a slot is free; red's next waits, blue's starts.
+    started[3]?.freeSlot();
+    started[4]?.freeSlot();
+    state.caps = caps.whileBusy;
+    expect(caps.whileBusy.perTeam).toBe(2);
+    const waitingRed = enqueue('red-9', 'http://g.example', 1_000, 'red');
+    const nextBlue = enqueue('blue-9', 'http://h.example', 1_000, 'blue');
+    slots.pump();
+    expect(startedIds().slice(-1)).toEqual([nextBlue.deliveryId]);
+    expect(startedIds()).not.toContain(waitingRed.deliveryId);
   });
 
   it('gives back a claim that waited past its start-by time, and starts the next in its place', () => {

@@ -21,7 +21,7 @@ export interface DeliverySlotsOptions {
 }
 
 export interface DeliverySlots {
-  /** Claims held (waiting or being sent), per webhook and per receiver. */
+  /** Claims held (waiting or being sent), per webhook, receiver and team. */
   readonly held: HeldClaims;
   /** Claims waiting for a slot. */
   readonly waiting: number;
@@ -29,7 +29,7 @@ export interface DeliverySlots {
   readonly sending: number;
   /** Holds a claim until it has been sent; it waits for a slot, to start before `startBy`. */
   enqueue(claimed: ClaimedDelivery, receiver: string, startBy: number): void;
-  /** Starts what is waiting, oldest first, as far as the slots and the per-webhook and per-receiver caps allow. */
+  /** Starts what is waiting, oldest first, as far as the slots and the per-webhook, per-receiver and per-team caps allow. */
   pump(): void;
   /**
    * How many more claims may be held: `lookAhead` per slot, and no more than `maxUnrecorded` with
@@ -49,9 +49,10 @@ interface Waiting {
 /**
  * The ready queue and the slots: claims run ahead of the slots (`lookAhead` times as many), so a
  * freed slot starts the next delivery at once. Owns the claims held and the requests under way,
- * counted in all, per webhook and per receiver (the URL's origin, whatever the subscriptions
- * pointing at it): a receiver that hangs ties up its own slots until its attempts time out, not
- * everyone's; one waiting behind its caps lets later claims for others start first.
+ * counted in all, per webhook, per receiver (the URL's origin, whatever the subscriptions
+ * pointing at it) and per team (the subscription's): a receiver that hangs ties up its own slots
+ * until its attempts time out, not everyone's, and a team whose many receivers hang ties up its
+ * team's share, not the other teams'; one waiting behind its caps lets later claims for others start first.
  *
  * While busy, `slots` counts receivers with requests under way, not requests: a busy spell can
  * begin with more in flight than it allows, to a receiver that hangs among them, and they keep one
@@ -61,23 +62,39 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
   const { caps: capsNow, stopping, start, expire, slotFreed, clock = Date.now } = options;
   const heldByWebhook = new Map<string, number>();
   const heldByReceiver = new Map<string, number>();
+  const heldByTeam = new Map<string, number>();
   let sending = 0;
   const sendingByWebhook = new Map<string, number>();
   const sendingByReceiver = new Map<string, number>();
+  const sendingByTeam = new Map<string, number>();
+  /** Per team, its receivers with requests under way (and how many each): while busy, its share counts receivers. */
+  const receiversByTeam = new Map<string, Map<string, number>>();
   /** Oldest first. */
   const ready: Waiting[] = [];
 
-  const hold = (webhookId: string, receiver: string, change: 1 | -1) => {
+  const hold = ({ webhookId, team }: ClaimedDelivery, receiver: string, change: 1 | -1) => {
     adjust(heldByWebhook, webhookId, change);
     adjust(heldByReceiver, receiver, change);
+    adjust(heldByTeam, team, change);
   };
   const slotFree = (caps: Caps): boolean => (caps.busy ? sendingByReceiver.size < caps.slots : sending < caps.slots);
+  const adjustReceiverOf = (team: string, receiver: string, change: 1 | -1) => {
+    const receivers = receiversByTeam.get(team) ?? new Map<string, number>();
+    adjust(receivers, receiver, change);
+    if (receivers.size > 0) receiversByTeam.set(team, receivers);
+    else receiversByTeam.delete(team);
+  };
+  /** Whether the team has its share under way: deliveries, or while busy, receivers. */
+  const teamFull = (caps: Caps, team: string): boolean =>
+    (caps.busy ? (receiversByTeam.get(team)?.size ?? 0) : (sendingByTeam.get(team) ?? 0)) >= caps.perTeam;
 
   function startDelivery({ claimed, receiver }: Waiting): void {
-    const { webhookId } = claimed;
+    const { webhookId, team } = claimed;
     sending += 1;
     adjust(sendingByWebhook, webhookId, +1);
     adjust(sendingByReceiver, receiver, +1);
+    adjust(sendingByTeam, team, +1);
+    adjustReceiverOf(team, receiver, +1);
     let freed = false;
     start(claimed, () => {
       if (freed) return;
@@ -85,7 +102,9 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
       sending -= 1;
       adjust(sendingByWebhook, webhookId, -1);
       adjust(sendingByReceiver, receiver, -1);
-      hold(webhookId, receiver, -1);
+      adjust(sendingByTeam, team, -1);
+      adjustReceiverOf(team, receiver, -1);
+      hold(claimed, receiver, -1);
       pump();
       slotFreed();
     });
@@ -101,13 +120,14 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
       if (clock() > entry.startBy) {
         // Waited too long behind a slow receiver: its lease could end mid-attempt. Given back.
         ready.splice(index, 1);
-        hold(claimed.webhookId, receiver, -1);
+        hold(claimed, receiver, -1);
         expire(claimed);
         continue;
       }
       if (
         (sendingByReceiver.get(receiver) ?? 0) >= caps.perReceiver ||
-        (sendingByWebhook.get(claimed.webhookId) ?? 0) >= caps.perWebhook
+        (sendingByWebhook.get(claimed.webhookId) ?? 0) >= caps.perWebhook ||
+        teamFull(caps, claimed.team)
       ) {
         index += 1;
         continue;
@@ -118,7 +138,7 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
   }
 
   return {
-    held: { byWebhook: heldByWebhook, byReceiver: heldByReceiver },
+    held: { byWebhook: heldByWebhook, byReceiver: heldByReceiver, byTeam: heldByTeam },
     get waiting() {
       return ready.length;
     },
@@ -126,7 +146,7 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
       return sending;
     },
     enqueue(claimed, receiver, startBy) {
-      hold(claimed.webhookId, receiver, +1);
+      hold(claimed, receiver, +1);
       ready.push({ claimed, receiver, startBy });
     },
     pump,
@@ -137,7 +157,7 @@ export function createDeliverySlots(options: DeliverySlotsOptions): DeliverySlot
       ),
     takeWaiting() {
       const left = ready.splice(0);
-      for (const { claimed, receiver } of left) hold(claimed.webhookId, receiver, -1);
+      for (const { claimed, receiver } of left) hold(claimed, receiver, -1);
       return left.map(({ claimed }) => claimed);
     },
   };
