@@ -4,7 +4,7 @@ import { type Measurement, microsecondsToMs } from './measurement.js';
 
 /** One request of a load: a create or an invalid body (POST with a body), or a read (GET). */
 export interface BenchRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PATCH';
   /** Path and query, e.g. `/plants/42` or `/plants?limit=20&after=7`. */
   readonly path: string;
   readonly body?: string;

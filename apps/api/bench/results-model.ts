@@ -7,7 +7,9 @@ import type { Engine } from './options.js';
  * statements), and the service answering an invalid body, a create, a read by id and a page of a
  * listing; at the budget concurrency also with access logging off (what an access line costs) and
  * with tracing on (`-traced`: every span exported), and on PostgreSQL the reference (`reference-`:
- * the fixed stack alone, one statement a request; see ceilings/koa-reference.ts).
+ * the fixed stack alone, one statement a request; see ceilings/koa-reference.ts). `update` is a
+ * `PATCH` of a plant of the read set (a new name each time: every request writes, with its event),
+ * `feed` a page of 100 events of `GET /events` from a random place in the feed.
  */
 export type Scenario = 'http-ceiling' | 'raw-insert' | 'raw-select' | 'raw-page' | ServiceScenario;
 export type ServiceScenario =
@@ -15,6 +17,8 @@ export type ServiceScenario =
   | 'create'
   | 'get'
   | 'list'
+  | 'update'
+  | 'feed'
   | 'create-no-access-log'
   | 'get-no-access-log'
   | 'create-traced'
@@ -127,6 +131,10 @@ export function scenarioLabel(scenario: Scenario, engine: Engine | null): string
       return `${on}: GET /plants/{id}`;
     case 'list':
       return `${on}: GET /plants?limit=20`;
+    case 'update':
+      return `${on}: PATCH /plants/{id}`;
+    case 'feed':
+      return `${on}: GET /events?limit=100`;
     case 'create-no-access-log':
       return `${on}: POST /plants, no access log`;
     case 'get-no-access-log':

@@ -39,7 +39,7 @@ import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './optio
 import type { SinkCounts } from './otlp-sink/sink-protocol.js';
 import { type OtlpSink, startOtlpSink } from './otlp-sink-process.js';
 import { readProcessMemory, sampleRss } from './process-memory.js';
-import { count200, createReadSet } from './read-set.js';
+import { count200, createReadSet, sampleFeedCursors } from './read-set.js';
 import { describeMachine, formatSummary, formatTable, toJsonReport } from './report.js';
 import {
   type EngineRun,
@@ -74,6 +74,8 @@ interface Context {
   readonly nextId: () => bigint;
   /** Where the service's spans go when tracing is measured; undefined when it is not. */
   readonly sink: OtlpSink | undefined;
+  /** Places in the event feed the `feed` scenario reads from (sampled once its events exist). */
+  feedCursors: readonly string[];
 }
 
 async function main(): Promise<number> {
@@ -151,7 +153,7 @@ async function main(): Promise<number> {
         const left = minutes(perRound * (options.rounds - round + 1));
         progress(`Round ${round} of ${options.rounds} (about ${left} min left)`);
       }
-      const context: Context = { options, logDir, round, points: [], failures, nextId, sink };
+      const context: Context = { options, logDir, round, points: [], failures, nextId, sink, feedCursors: [] };
       const runs: EngineRun[] = [];
       await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
       for (const engine of options.engines) {
@@ -263,6 +265,18 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
         for (const concurrency of options.concurrencies) {
           await measureHttpPoint(context, load, scenario, engine, concurrency, service.pid);
         }
+      }
+      // Changes of the read set's plants (each writes its event), then pages of the feed they
+      // and the creates before them wrote.
+      const update = createLoad(context, service.url, token, 'update');
+      for (const concurrency of options.concurrencies) {
+        await measureHttpPoint(context, update, 'update', engine, concurrency, service.pid);
+      }
+      progress(`${engine}: sampling the event feed's cursors`);
+      context.feedCursors = await sampleFeedCursors(service.url, token);
+      const feed = createLoad(context, service.url, token, 'feed');
+      for (const concurrency of options.concurrencies) {
+        await measureHttpPoint(context, feed, 'feed', engine, concurrency, service.pid);
       }
     });
     // What an access line costs: the same service with LOG_LEVEL=warn, at the budget concurrency.
@@ -414,6 +428,7 @@ function createLoad(context: Context, url: string, token: string, scenario: Serv
     body: plantJson(benchPlant(context.nextId())),
   });
   const get = (): BenchRequest => ({ method: 'GET', path: `/plants/${randomReadId()}` });
+  let changes = 0;
   const requests: Record<ServiceScenario, () => BenchRequest> = {
     'invalid-body': invalidBody,
     'invalid-body-traced': invalidBody,
@@ -426,6 +441,13 @@ function createLoad(context: Context, url: string, token: string, scenario: Serv
     'get-no-access-log': get,
     'reference-get': get,
     list: () => ({ method: 'GET', path: pagePath(randomPageQuery()) }),
+    // A new name every time: every PATCH writes (a patch that changes nothing writes nothing).
+    update: () => ({ method: 'PATCH', path: `/plants/${randomReadId()}`, body: `{"name":"Changed ${++changes}"}` }),
+    feed: () => {
+      const cursors = context.feedCursors;
+      const after = cursors[Math.floor(Math.random() * cursors.length)];
+      return { method: 'GET', path: after === undefined ? '/events?limit=100' : `/events?limit=100&after=${after}` };
+    },
   };
   const nextRequest = requests[scenario];
   return { url, token, nextRequest, expectedStatus: nextRequest === invalidBody ? 400 : 200 };

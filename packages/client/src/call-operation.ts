@@ -22,6 +22,8 @@ export interface OperationCall<TOperation extends OperationDeclaration> {
   readonly body?: InputOf<NonNullable<TOperation['body']>['schema']>;
   readonly retryMode: RetryMode;
   readonly doneByEarlierAttempt?: PlantStoreRequest['doneByEarlierAttempt'];
+  /** Headers of the call's own: the preconditions the operation declares (`If-Match`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface OperationResult<TOperation extends OperationDeclaration> {
@@ -65,6 +67,7 @@ export async function callOperation<TOperation extends OperationDeclaration>(
   const request: PlantStoreRequest = {
     ...target,
     ...(body === undefined ? {} : { body: stringifyJson(body) }),
+    ...(call.headers === undefined ? {} : { headers: call.headers }),
     retryMode: call.retryMode,
     ...(call.doneByEarlierAttempt ? { doneByEarlierAttempt: call.doneByEarlierAttempt } : {}),
     signal: options.signal,

@@ -2,12 +2,15 @@ import type {
   AuditEvent,
   CreatedToken,
   CreatedWebhook,
+  Event,
   ListAuditEventsQueryInput,
   ListDeliveriesQueryInput,
+  ListEventsQueryInput,
   ListPlantsQueryInput,
   NewPlantInput,
   NewTokenInput,
   NewWebhook,
+  PlantPatchInput,
   StoredPlant,
   Token,
   Webhook,
@@ -17,9 +20,9 @@ import type { CallOptions, ClientContext } from './client-context.js';
 import { createPlant } from './create-plant.js';
 import { createToken } from './create-token.js';
 import { createWebhook } from './create-webhook.js';
-import { deletePlant } from './delete-plant.js';
+import { type DeletePlantOptions, deletePlant } from './delete-plant.js';
 import { deleteWebhook } from './delete-webhook.js';
-import { getPlant } from './get-plant.js';
+import { getPlant, getVersionedPlant } from './get-plant.js';
 import { type IteratePlantsOptions, iteratePlants } from './iterate-plants.js';
 import { type IterateDeliveriesOptions, iterateWebhookDeliveries } from './iterate-webhook-deliveries.js';
 import {
@@ -28,13 +31,22 @@ import {
   iterateAuditEvents,
   listAuditEvents,
 } from './list-audit-events.js';
+import {
+  type EventsPage,
+  getEventCursor,
+  type IterateEventsOptions,
+  iterateEvents,
+  listEvents,
+} from './list-events.js';
 import { listPlants, type PlantsPage } from './list-plants.js';
 import { listTokens } from './list-tokens.js';
 import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
 import { listWebhooks } from './list-webhooks.js';
+import type { VersionedStoredPlant } from './plant-versions.js';
 import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 import { revokeToken } from './revoke-token.js';
+import { type UpdatePlantOptions, updatePlant } from './update-plant.js';
 
 export interface PlantStoreClientOptions {
   /** Where the service answers, e.g. `http://127.0.0.1:3000` or `https://example.com/store/` (a path prefix is kept). */
@@ -54,6 +66,14 @@ export interface PlantStoreClient {
   createPlant(plant: NewPlantInput, options?: CallOptions): Promise<StoredPlant>;
   /** `GET /plants/{id}`: the plant; a PlantStoreError with `error` 404 when there is none. */
   getPlant(id: bigint, options?: CallOptions): Promise<StoredPlant>;
+  /** `GET /plants/{id}` with the plant's version (its ETag), for a change under `ifMatch`. */
+  getVersionedPlant(id: bigint, options?: CallOptions): Promise<VersionedStoredPlant>;
+  /**
+   * `PATCH /plants/{id}`: a merge patch of `name` and `tag` (`tag: null` removes it); the plant as
+   * it is now with its version. With `ifMatch`, only while the plant has that version (else a
+   * PlantStoreError with `error` 412).
+   */
+  updatePlant(id: bigint, patch: PlantPatchInput, options?: UpdatePlantOptions): Promise<VersionedStoredPlant>;
   /** `GET /plants`: one page, and the query of the next one (null on the last page). */
   listPlants(query?: ListPlantsQueryInput, options?: CallOptions): Promise<PlantsPage>;
   /** Every plant (or every plant with `tag`), page after page, following `Link: rel="next"`. */
@@ -62,7 +82,16 @@ export interface PlantStoreClient {
    * `DELETE /plants/{id}`; a PlantStoreError with `error` 404 when there is none. Retried only on
    * the service's own 503/429 Error, never after a lost answer; a retry answered 404 resolves.
    */
-  deletePlant(id: bigint, options?: CallOptions): Promise<void>;
+  deletePlant(id: bigint, options?: DeletePlantOptions): Promise<void>;
+
+  // The event feed: needs `plants:read`.
+
+  /** `GET /events`: one page of the feed in commit order, and the query of the next one (null once caught up). */
+  listEvents(query?: ListEventsQueryInput, options?: CallOptions): Promise<EventsPage>;
+  /** `GET /events/cursor`: where the feed stands now. */
+  getEventCursor(options?: CallOptions): Promise<string>;
+  /** The feed, event after event, from `after`; with `follow`, it keeps asking for new ones until aborted. */
+  events(options?: IterateEventsOptions): AsyncGenerator<Event, void, undefined>;
 
   // Webhooks: every call needs a token with the `webhooks:manage` scope, and reaches its team's
   // subscriptions only (every team's with `platform:admin`).
@@ -141,9 +170,14 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
   return {
     createPlant: (plant, callOptions) => createPlant(context, plant, callOptions),
     getPlant: (id, callOptions) => getPlant(context, id, callOptions),
+    getVersionedPlant: (id, callOptions) => getVersionedPlant(context, id, callOptions),
+    updatePlant: (id, patch, updateOptions) => updatePlant(context, id, patch, updateOptions),
     listPlants: (query, callOptions) => listPlants(context, query, callOptions),
     plants: (iterateOptions) => iteratePlants(context, iterateOptions),
-    deletePlant: (id, callOptions) => deletePlant(context, id, callOptions),
+    deletePlant: (id, deleteOptions) => deletePlant(context, id, deleteOptions),
+    listEvents: (query, callOptions) => listEvents(context, query, callOptions),
+    getEventCursor: (callOptions) => getEventCursor(context, callOptions),
+    events: (iterateOptions) => iterateEvents(context, iterateOptions),
     createWebhook: (webhook, callOptions) => createWebhook(context, webhook, callOptions),
     listWebhooks: (callOptions) => listWebhooks(context, callOptions),
     deleteWebhook: (id, callOptions) => deleteWebhook(context, id, callOptions),

@@ -5,16 +5,21 @@ export type {
   CreatedToken,
   CreatedWebhook,
   DeliveryStatus,
+  Event,
   ListAuditEventsQuery,
   ListAuditEventsQueryInput,
   ListDeliveriesQuery,
   ListDeliveriesQueryInput,
+  ListEventsQuery,
+  ListEventsQueryInput,
   ListPlantsQuery,
   ListPlantsQueryInput,
   NewPlantInput,
   NewTokenInput,
   NewWebhook,
   PlantCreatedEvent,
+  PlantEventType,
+  PlantPatchInput,
   StoredPlant,
   Token,
   TokenRateLimit,
@@ -29,16 +34,20 @@ export {
   type PlantStoreClient,
   type PlantStoreClientOptions,
 } from './create-plant-store-client.js';
+export type { DeletePlantOptions } from './delete-plant.js';
 export type { IteratePlantsOptions } from './iterate-plants.js';
 export type { IterateDeliveriesOptions } from './iterate-webhook-deliveries.js';
 export type { AuditEventsPage, IterateAuditEventsOptions } from './list-audit-events.js';
+export type { EventsPage, IterateEventsOptions } from './list-events.js';
 export type { PlantsPage } from './list-plants.js';
 export type { WebhookDeliveriesPage } from './list-webhook-deliveries.js';
-export type { NextAuditEventsQuery, NextDeliveriesQuery, NextPlantsQuery } from './next-page.js';
+export type { NextAuditEventsQuery, NextDeliveriesQuery, NextEventsQuery, NextPlantsQuery } from './next-page.js';
 export {
   isPlantStoreError,
   PlantStoreError,
   type PlantStoreErrorInit,
   type PlantStoreErrorKind,
 } from './plant-store-error.js';
+export type { PreconditionOptions, VersionedStoredPlant } from './plant-versions.js';
 export { DEFAULT_RETRY_POLICY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
+export type { UpdatePlantOptions } from './update-plant.js';

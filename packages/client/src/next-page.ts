@@ -1,6 +1,8 @@
 import {
+  compareEventCursors,
   type ListAuditEventsQuery,
   type ListDeliveriesQuery,
+  type ListEventsQuery,
   type ListPlantsQuery,
   operations,
 } from '@plant-store/schema';
@@ -14,6 +16,9 @@ export type NextPlantsQuery = ListPlantsQuery & { readonly after: bigint };
 export type NextDeliveriesQuery = ListDeliveriesQuery & { readonly after: bigint };
 /** The query of the next page of audit events: a ListAuditEventsQuery whose `after` is always set. */
 export type NextAuditEventsQuery = ListAuditEventsQuery & { readonly after: bigint };
+
+/** The query of the next page of the event feed: a ListEventsQuery whose `after` is always set. */
+export type NextEventsQuery = ListEventsQuery & { readonly after: string };
 
 /** Decimal integers as the service writes them in query strings. */
 const DECIMAL_INTEGER = /^-?[0-9]{1,20}$/;
@@ -60,6 +65,28 @@ export function readNextAuditEventsPage(
 ): NextAuditEventsQuery | null {
   const fields = { limit: 'number', after: 'bigint' } as const;
   return readNextQuery(operations.listAuditEvents, linkHeader, requestUrl, requested, fields);
+}
+
+/**
+ * The next page named by a `GET /events` answer's Link header, or null on the last page: the same
+ * URL, the same `type`, and an `after` cursor beyond the requested one (cursors are opaque text,
+ * ordered as the feed is).
+ */
+export function readNextEventsPage(
+  linkHeader: string | null,
+  requestUrl: URL,
+  requested: ListEventsQuery,
+): NextEventsQuery | null {
+  const fields = { limit: 'number', after: 'text', type: 'text' } as const;
+  const link = readNextLink(operations.listEvents.method, linkHeader, requestUrl, operations.listEvents.query, fields);
+  if (link === null) return null;
+  const { query: next, refuse } = link;
+  if (next.after === undefined) throw refuse('whose next page has no after');
+  if (next.type !== requested.type) throw refuse('whose next page has another type');
+  if (requested.after !== undefined && compareEventCursors(next.after, requested.after) <= 0) {
+    throw refuse(`whose next page does not move past after=${requested.after}`);
+  }
+  return { ...next, after: next.after };
 }
 
 /** The next page's query, checked: an `after` beyond the requested one, and the same filters (text fields). */

@@ -20,11 +20,17 @@ export async function sendDelete<TOperation extends OperationDeclaration>(
   operation: TOperation,
   params: PathParametersOf<TOperation>,
   options: CallOptions,
+  headers?: Readonly<Record<string, string>>,
 ): Promise<void> {
   await callOperation(
     context,
     operation,
-    { params, retryMode: 'unprocessed-only', doneByEarlierAttempt: isNotFound },
+    {
+      params,
+      retryMode: 'unprocessed-only',
+      doneByEarlierAttempt: isNotFound,
+      ...(headers === undefined ? {} : { headers }),
+    },
     options,
   );
 }

@@ -26,6 +26,8 @@ export interface Transport {
 export interface PlantStoreRequest extends OperationTarget {
   /** JSON text, written with the schema package's `stringifyJson`. */
   readonly body?: string;
+  /** Headers of the operation's own (preconditions: `If-Match`), sent as given. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly retryMode: RetryMode;
   /**
    * On a retry only (attempt 2 and later): whether this error means an earlier attempt already
@@ -84,7 +86,11 @@ function isRetried(error: PlantStoreError, request: PlantStoreRequest): boolean 
 async function sendAttempt(transport: Transport, request: PlantStoreRequest): Promise<PlantStoreAnswer> {
   const deadline = startDeadline(transport.timeoutMs, request.signal);
   try {
-    const headers = new Headers({ Accept: 'application/json', Authorization: `Bearer ${transport.token}` });
+    const headers = new Headers({
+      ...request.headers,
+      Accept: 'application/json',
+      Authorization: `Bearer ${transport.token}`,
+    });
     if (request.body !== undefined) headers.set('Content-Type', 'application/json');
     const response = await transport.fetch(request.url, {
       method: request.method,

@@ -29,6 +29,17 @@ export const EventCursorSchema = v.pipe(
   v.check((text) => CURSOR.test(text), CURSOR_MESSAGE),
 );
 
+/**
+ * Orders two cursors the feed gave as the feed does (negative: `a` first). Cursors are opaque to
+ * send back; a consumer that keeps several (one per page read) compares them with this.
+ */
+export function compareEventCursors(a: string, b: string): number {
+  const [aTransaction = 0n, aSequence = 0n] = a.split('.').map(BigInt);
+  const [bTransaction = 0n, bSequence = 0n] = b.split('.').map(BigInt);
+  if (aTransaction !== bTransaction) return aTransaction < bTransaction ? -1 : 1;
+  return aSequence === bSequence ? 0 : aSequence < bSequence ? -1 : 1;
+}
+
 /** A plant with its version: an event's `data`. */
 export const VersionedPlantSchema = v.object(
   {

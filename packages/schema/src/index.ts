@@ -32,6 +32,7 @@ export { operationParameters, type ParameterDeclaration, type ParameterName } fr
 export { isScope, SCOPE_DESCRIPTIONS, SCOPES, type Scope } from './contract/scopes.js';
 export { type ErrorBody, ErrorCode, ErrorSchema } from './error.js';
 export {
+  compareEventCursors,
   EVENTS_PAGE_DEFAULT_LIMIT,
   EVENTS_PAGE_MAX_LIMIT,
   type Event,

@@ -1,8 +1,9 @@
+import { createPlantStoreClient, PlantStoreError } from '@plant-store/client';
 import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { type Event, EventListSchema, INT64_MAX, INT64_MIN } from '@plant-store/schema';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failOnContractViolations } from '../test-support/checked-fetch.js';
+import { checkedFetch, failOnContractViolations } from '../test-support/checked-fetch.js';
 import { expectError } from '../test-support/expect-error.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
 import { waitUntil } from '../test-support/wait-until.js';
@@ -145,6 +146,37 @@ describe.each(testEngines())('GET /events and GET /events/cursor on %s', (engine
     expectError(await request(service.url, '/events', { token: writer }), 403, /plants:read/);
     expectError(await request(service.url, '/events/cursor', { token: writer }), 403, /plants:read/);
     expectError(await request(service.url, '/events'), 401);
+  });
+
+  it('is followed by the published client: changes under ifMatch, then the events after a cursor, live', async () => {
+    const both = (await service.db.issueToken(testToken({ name: 'client', scopes: ['plants:read', 'plants:write'] })))
+      .token;
+    const client = createPlantStoreClient({ baseUrl: service.url, token: both, fetch: checkedFetch });
+    const start = await client.getEventCursor();
+    const id = 2n ** 63n - 2n;
+    await client.createPlant({ id, name: 'Client fern' });
+    const { version } = await client.getVersionedPlant(id);
+    const updated = await client.updatePlant(id, { tag: 'shade' }, { ifMatch: version });
+    expect(updated.plant).toEqual({ id, name: 'Client fern', tag: 'shade' });
+    const stale = await client.updatePlant(id, { tag: 'sun' }, { ifMatch: version }).catch((error: unknown) => error);
+    expect(stale).toBeInstanceOf(PlantStoreError);
+    expect(stale).toMatchObject({ status: 412, error: 412 });
+    await client.deletePlant(id, { ifMatch: updated.version });
+
+    // Followed live from the cursor: the three changes, then aborted.
+    const controller = new AbortController();
+    const seen: Array<[string, bigint]> = [];
+    const following = (async () => {
+      for await (const event of client.events({ after: start, follow: true, pollMs: 20, signal: controller.signal })) {
+        if (event.data.id !== id) continue;
+        seen.push([event.type, event.data.version]);
+        if (seen.length === 3) controller.abort();
+      }
+    })().catch((error: unknown) => error);
+    expect(await following).toMatchObject({ kind: 'aborted' });
+    expect(seen.map(([type]) => type)).toEqual(['plant.created', 'plant.updated', 'plant.deleted']);
+    expect(seen[1]?.[1]).toBe(updated.version);
+    expect(seen[2]?.[1]).toBeGreaterThan(updated.version);
   });
 
   it('answers 410 in the Error shape for a cursor older than the events kept, and the feed goes on from the horizon', async () => {
