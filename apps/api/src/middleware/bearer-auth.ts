@@ -5,7 +5,7 @@ import type { AuthFailureLimiter } from '../auth/auth-failure-limiter.js';
 import { clientAddress } from '../auth/client-address.js';
 import { ApiError } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
-import { PLATFORM_ADMIN_SCOPE, type Caller } from '../http/caller.js';
+import { type Caller, PLATFORM_ADMIN_SCOPE } from '../http/caller.js';
 
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
