@@ -58,6 +58,7 @@ describe('loadConfig: webhooks', () => {
       dispatch: true,
       allowPrivateNetworks: false,
       retentionDays: 30,
+      disableAfterDays: 5,
       retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       timeoutMs: 10_000,
       pollMs: 1_000,
