@@ -32,8 +32,8 @@ describe('webhook types', () => {
       description?: string;
       team: string;
       createdAt: string;
-      eventTypes: string[];
-      enabled: boolean;
+      eventTypes?: string[];
+      enabled?: boolean;
       disabledAt?: string;
       disabledReason?: string;
       previousSecretExpiresAt?: string;
@@ -44,8 +44,8 @@ describe('webhook types', () => {
       description?: string;
       team: string;
       createdAt: string;
-      eventTypes: string[];
-      enabled: boolean;
+      eventTypes?: string[];
+      enabled?: boolean;
       disabledAt?: string;
       disabledReason?: string;
       previousSecretExpiresAt?: string;

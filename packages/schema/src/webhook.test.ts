@@ -216,6 +216,12 @@ describe('WebhookSchema and CreatedWebhookSchema', () => {
     expect(v.parse(WebhookListSchema, [webhook, webhook])).toHaveLength(2);
   });
 
+  it('reads a subscription from a service before event types (no eventTypes, no enabled)', () => {
+    const { eventTypes: _, enabled: __, ...older } = webhook;
+    expect(v.parse(WebhookSchema, older)).toStrictEqual(older);
+    expect(v.parse(WebhookSchema, { ...webhook, eventTypes: ['plant.moved'] }).eventTypes).toEqual(['plant.moved']);
+  });
+
   it('reads a created webhook with its secret', () => {
     expect(v.parse(CreatedWebhookSchema, { ...webhook, secret: SECRET })).toStrictEqual({ ...webhook, secret: SECRET });
   });

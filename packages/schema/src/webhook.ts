@@ -140,17 +140,23 @@ export const WebhookSchema = v.object(
     ...descriptionEntry,
     team: v.pipe(TeamNameSchema, v.description('The team that owns it: the team of the token that created it')),
     createdAt: timestampSchema('createdAt', 'When the subscription was created (RFC 3339)'),
-    // Read as any strings: a later version of the service may offer more types.
-    eventTypes: v.pipe(
-      v.array(v.string('eventTypes must be an array of strings'), 'eventTypes must be an array of strings'),
-      v.description(
-        `The event types it receives (${WEBHOOK_EVENT_TYPES.join(', ')}); \`["plant.created"]\` alone receives the NewPlant body, any other choice the envelope`,
+    // Optional to a reader, though this version always sends them: a client that reads them
+    // still reads a service from before they existed. Types are read as any strings: a later
+    // version of the service may offer more.
+    eventTypes: v.exactOptional(
+      v.pipe(
+        v.array(v.string('eventTypes must be an array of strings'), 'eventTypes must be an array of strings'),
+        v.description(
+          `The event types it receives (${WEBHOOK_EVENT_TYPES.join(', ')}); \`["plant.created"]\` alone receives the NewPlant body, any other choice the envelope. Always sent by this version (absent from a service before it: plant.created alone)`,
+        ),
       ),
     ),
-    enabled: v.pipe(
-      v.boolean('enabled must be a boolean'),
-      v.description(
-        'false: it gets no new events, and its pending deliveries wait until it is enabled again (PATCH `{"enabled": true}`)',
+    enabled: v.exactOptional(
+      v.pipe(
+        v.boolean('enabled must be a boolean'),
+        v.description(
+          'false: it gets no new events, and its pending deliveries wait until it is enabled again (PATCH `{"enabled": true}`). Always sent by this version (absent from a service before it: enabled)',
+        ),
       ),
     ),
     disabledAt: v.exactOptional(timestampSchema('disabledAt', 'When it was disabled (RFC 3339); absent while enabled')),
