@@ -270,7 +270,8 @@ async function benchEngine(
     progress(`${engine}: issuing a token`);
     const token = await issueToken(options.base.apiRoot, env, {
       name: 'bench-webhooks',
-      scopes: ['plants:write', 'webhooks:manage'],
+      // plants:read: registering a subscription needs it (its events carry plants).
+      scopes: ['plants:read', 'plants:write', 'webhooks:manage'],
     });
     progress(`${engine}: starting the service`);
     const service = await startService(options.base.apiRoot, env, join(logDir, `webhooks-service-${engine}.log`));
