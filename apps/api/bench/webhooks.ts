@@ -11,7 +11,7 @@
  *    deliveries are the dispatcher's to write, not the create's); then as many updates of plants
  *    created before, with none and with 100 subscriptions taking every type (plant.updated goes
  *    out the same way); on PostgreSQL once more on a service process that does not dispatch
- *    (WEBHOOKS_DISPATCH=false), the create path alone.
+ *    (WEBHOOKS_DISPATCH=false), the create and update paths alone.
  * Prints three tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
 import { existsSync } from 'node:fs';
@@ -152,7 +152,7 @@ async function main(): Promise<number> {
               await runStage(failures, `${engine}: warm-up of the process that does not dispatch`, () =>
                 measureFanOut(api, engine, 'elsewhere', nextId, 0, options.backlog),
               );
-              await measureFanOuts(api, engine, 'elsewhere');
+              await measureFanOuts(api, engine, 'elsewhere', ['creates', 'updates']);
             }
           : undefined;
       await runStage(failures, engine, () =>
@@ -370,7 +370,7 @@ function estimateMinutes(options: WebhooksBenchOptions): number {
   // On PostgreSQL the fan-out bursts run again on a second service (started, warmed up).
   const secondService =
     options.base.engines.includes('postgres') && options.fanOutCounts.length > 0
-      ? 15 + (options.fanOutCounts.length + 1) * 10
+      ? 15 + (options.fanOutCounts.length + 1) * 20
       : 0;
   return Math.max(1, Math.ceil((perEngine * options.base.engines.length + secondService) / 60));
 }
