@@ -15,12 +15,12 @@ export interface CreateAnswer {
   readonly answeredAt: number;
 }
 
-/** `POST /webhooks {url}`: the new subscription's id. */
-export async function subscribe(api: ServiceApi, receiverUrl: string): Promise<string> {
+/** `POST /webhooks {url, eventTypes?}`: the new subscription's id. */
+export async function subscribe(api: ServiceApi, receiverUrl: string, eventTypes?: readonly string[]): Promise<string> {
   const response = await fetch(`${api.url}/webhooks`, {
     method: 'POST',
     headers: jsonHeaders(api),
-    body: JSON.stringify({ url: receiverUrl }),
+    body: JSON.stringify({ url: receiverUrl, ...(eventTypes === undefined ? {} : { eventTypes }) }),
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`POST /webhooks answered ${response.status}: ${text}`);
@@ -46,6 +46,14 @@ export async function createPlant(api: ServiceApi, body: string): Promise<Create
   const response = await fetch(`${api.url}/plants`, { method: 'POST', headers: jsonHeaders(api), body });
   const answeredAt = performance.now();
   // Read to the end, so the keep-alive connection is free for the next request.
+  await response.arrayBuffer();
+  return { status: response.status, answeredAt };
+}
+
+/** `PATCH /plants/{id}` with the merge patch `body`; rejects only when no answer came (connection error). */
+export async function updatePlant(api: ServiceApi, id: bigint, body: string): Promise<CreateAnswer> {
+  const response = await fetch(`${api.url}/plants/${id}`, { method: 'PATCH', headers: jsonHeaders(api), body });
+  const answeredAt = performance.now();
   await response.arrayBuffer();
   return { status: response.status, answeredAt };
 }

@@ -1,7 +1,7 @@
 import { benchPlant, plantJson } from './bench-plants.js';
 import { type CpuShare, startCpuWindow } from './cpu-usage.js';
 import type { Engine } from './options.js';
-import { createPlant, type ServiceApi, subscribe, unsubscribe } from './webhooks-client.js';
+import { createPlant, type ServiceApi, subscribe, unsubscribe, updatePlant } from './webhooks-client.js';
 import { type BenchReceiver, startReceiver } from './webhooks-receiver.js';
 
 export interface LatencySettings {
@@ -172,7 +172,14 @@ export interface FanOutResult {
    * the burst): the create path alone.
    */
   readonly dispatcher: FanOutDispatcher;
+  /**
+   * What the burst sends: creates (subscriptions of the default type, plant.created), or updates
+   * of plants created before it (`PATCH /plants/{id}`, subscriptions taking every type: each update
+   * is a plant.updated event for each of them, as an envelope).
+   */
+  readonly change: FanOutChange;
   readonly subscriptions: number;
+  /** Changes answered 200 (creates or updates, as `change` says). */
   readonly creates: number;
   readonly failedCreates: number;
   readonly createsPerSecond: number;
@@ -187,6 +194,8 @@ export interface FanOutResult {
  * and delivering: what a create costs with them, everything included. Deliveries are not waited
  * for (100 subscriptions make 100 per create).
  */
+export type FanOutChange = 'creates' | 'updates';
+
 export async function measureFanOut(
   api: ServiceApi,
   engine: Engine,
@@ -194,19 +203,30 @@ export async function measureFanOut(
   nextId: () => bigint,
   subscriptions: number,
   settings: BacklogSettings,
+  change: FanOutChange = 'creates',
 ): Promise<FanOutResult> {
   const receiver = await startReceiver();
   const webhookIds: string[] = [];
   try {
+    // Updates change plants created first, before any subscription (not measured).
+    const updated =
+      change === 'updates'
+        ? [...(await sendBurst(api, nextId, settings.creates, settings.concurrency)).answers.keys()]
+        : [];
+    const eventTypes = change === 'updates' ? ['plant.created', 'plant.updated', 'plant.deleted'] : undefined;
     for (let index = 0; index < subscriptions; index += 1) {
-      webhookIds.push(await subscribe(api, `${receiver.url}?subscription=${index}`));
+      webhookIds.push(await subscribe(api, `${receiver.url}?subscription=${index}`, eventTypes));
     }
     const cpu = await startCpuWindow({ serverPid: api.pid, generatorPid: undefined });
-    const burst = await sendBurst(api, nextId, settings.creates, settings.concurrency);
+    const burst =
+      change === 'updates'
+        ? await sendUpdateBurst(api, updated, settings.concurrency)
+        : await sendBurst(api, nextId, settings.creates, settings.concurrency);
     const cpuShare = await cpu.stop();
     return {
       engine,
       dispatcher,
+      change,
       subscriptions,
       creates: burst.answers.size,
       failedCreates: burst.failed,
@@ -288,6 +308,29 @@ async function sendBurst(api: ServiceApi, nextId: () => bigint, count: number, c
         const answer = await createPlant(api, plant.body);
         lastAnsweredAt = answer.answeredAt;
         if (answer.status === 200) answers.set(plant.id, answer.answeredAt);
+        else failed += 1;
+      } catch {
+        failed += 1;
+      }
+    }
+  };
+  const startedAt = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  return { answers, failed, lastAnsweredAt, elapsedMs: lastAnsweredAt - startedAt };
+}
+
+/** One update of each plant (a new name each time), from `concurrency` callers, each sending its next when answered. */
+async function sendUpdateBurst(api: ServiceApi, ids: readonly bigint[], concurrency: number): Promise<Burst> {
+  const answers = new Map<bigint, number>();
+  let failed = 0;
+  let lastAnsweredAt = Number.NaN;
+  let next = 0;
+  const caller = async () => {
+    for (let id = ids[next++]; id !== undefined; id = ids[next++]) {
+      try {
+        const answer = await updatePlant(api, id, `{"name":"renamed ${id}"}`);
+        lastAnsweredAt = answer.answeredAt;
+        if (answer.status === 200) answers.set(id, answer.answeredAt);
         else failed += 1;
       } catch {
         failed += 1;

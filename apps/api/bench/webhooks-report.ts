@@ -82,25 +82,32 @@ export function formatFanOutTable(results: readonly FanOutResult[], settings: Ba
     `Creates and subscriptions: ${formatRate(settings.creates)} creates from ${settings.concurrency} callers, ` +
     'with N subscriptions (all to one receiver); dispatcher "this process": it fans out and delivers meanwhile, ' +
     'in the measured process; "elsewhere": the measured process runs with WEBHOOKS_DISPATCH=false and nothing ' +
-    'delivers during the burst (a serving replica beside dispatching ones) (ratio: creates/s against the run ' +
-    'with none on the same engine and dispatcher)';
+    'delivers during the burst (a serving replica beside dispatching ones); change "updates": as many PATCHes of ' +
+    'plants created before, the N subscriptions taking every event type (each update a plant.updated envelope to ' +
+    'each) (ratio: changes/s against the run with none on the same engine, dispatcher and change)';
   const columns: readonly Column[] = [
     ['engine', 'left'],
     ['dispatcher', 'left'],
+    ['change', 'left'],
     ['subscriptions', 'right'],
-    ['creates', 'right'],
-    ['creates/s', 'right'],
+    ['changes', 'right'],
+    ['changes/s', 'right'],
     ['ratio', 'right'],
-    ['failed creates', 'right'],
+    ['failed', 'right'],
     ['CPU% srv/gen/all', 'right'],
   ];
   const rows = results.map((result) => {
     const none = results.find(
-      (other) => other.engine === result.engine && other.dispatcher === result.dispatcher && other.subscriptions === 0,
+      (other) =>
+        other.engine === result.engine &&
+        other.dispatcher === result.dispatcher &&
+        other.change === result.change &&
+        other.subscriptions === 0,
     );
     return [
       result.engine,
       result.dispatcher,
+      result.change,
       String(result.subscriptions),
       String(result.creates),
       formatRate(result.createsPerSecond),

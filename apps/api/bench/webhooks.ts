@@ -8,8 +8,10 @@
  *    dispatcher's deliveries/s, how long the backlog took to drain, and that every plant id
  *    arrived (and how many twice);
  * 3. fan-out: the same burst with no subscription and with 100, creates/s side by side (the
- *    deliveries are the dispatcher's to write, not the create's); on PostgreSQL once more on a
- *    service process that does not dispatch (WEBHOOKS_DISPATCH=false), the create path alone.
+ *    deliveries are the dispatcher's to write, not the create's); then as many updates of plants
+ *    created before, with none and with 100 subscriptions taking every type (plant.updated goes
+ *    out the same way); on PostgreSQL once more on a service process that does not dispatch
+ *    (WEBHOOKS_DISPATCH=false), the create and update paths alone.
  * Prints three tables and writes the same as JSON (bench/results/webhooks-latest.json).
  */
 import { existsSync } from 'node:fs';
@@ -29,6 +31,7 @@ import type { ServiceApi } from './webhooks-client.js';
 import {
   type BacklogResult,
   type BacklogSettings,
+  type FanOutChange,
   type FanOutDispatcher,
   type FanOutResult,
   type LatencyResult,
@@ -116,19 +119,26 @@ async function main(): Promise<number> {
   const failures: Failure[] = [];
   // One sequence for the whole run: no id is created twice, whichever engine.
   const nextId = createIdSequence();
-  async function measureFanOuts(api: ServiceApi, engine: Engine, dispatcher: FanOutDispatcher): Promise<void> {
-    for (const subscriptions of options.fanOutCounts) {
-      const result = await runStage(
-        failures,
-        `${engine}: creates with ${subscriptions} subscriptions, dispatcher ${dispatcher}`,
-        () => measureFanOut(api, engine, dispatcher, nextId, subscriptions, options.backlog),
-      );
-      if (result === undefined) continue;
-      fanOut.push(result);
-      progress(
-        `  ${engine}, ${subscriptions} subscriptions, dispatcher ${dispatcher}: ` +
-          `${Math.round(result.createsPerSecond)} creates/s, failed ${result.failedCreates}`,
-      );
+  async function measureFanOuts(
+    api: ServiceApi,
+    engine: Engine,
+    dispatcher: FanOutDispatcher,
+    changes: readonly FanOutChange[] = ['creates'],
+  ): Promise<void> {
+    for (const change of changes) {
+      for (const subscriptions of options.fanOutCounts) {
+        const result = await runStage(
+          failures,
+          `${engine}: ${change} with ${subscriptions} subscriptions, dispatcher ${dispatcher}`,
+          () => measureFanOut(api, engine, dispatcher, nextId, subscriptions, options.backlog, change),
+        );
+        if (result === undefined) continue;
+        fanOut.push(result);
+        progress(
+          `  ${engine}, ${change}, ${subscriptions} subscriptions, dispatcher ${dispatcher}: ` +
+            `${Math.round(result.createsPerSecond)} ${change}/s, failed ${result.failedCreates}`,
+        );
+      }
     }
   }
   try {
@@ -142,7 +152,7 @@ async function main(): Promise<number> {
               await runStage(failures, `${engine}: warm-up of the process that does not dispatch`, () =>
                 measureFanOut(api, engine, 'elsewhere', nextId, 0, options.backlog),
               );
-              await measureFanOuts(api, engine, 'elsewhere');
+              await measureFanOuts(api, engine, 'elsewhere', ['creates', 'updates']);
             }
           : undefined;
       await runStage(failures, engine, () =>
@@ -169,7 +179,7 @@ async function main(): Promise<number> {
                   `${Math.round(result.deliveriesPerSecond)} deliveries/s, missing ${result.missing}`,
               );
             }
-            await measureFanOuts(api, engine, 'this process');
+            await measureFanOuts(api, engine, 'this process', ['creates', 'updates']);
           },
           withoutDispatch,
         ),
@@ -189,8 +199,8 @@ async function main(): Promise<number> {
   for (const result of fanOut) {
     if (result.failedCreates > 0) {
       failures.push({
-        stage: `${result.engine}: creates with ${result.subscriptions} subscriptions, dispatcher ${result.dispatcher}`,
-        message: `${result.failedCreates} creates did not answer 200`,
+        stage: `${result.engine}: ${result.change} with ${result.subscriptions} subscriptions, dispatcher ${result.dispatcher}`,
+        message: `${result.failedCreates} ${result.change} did not answer 200`,
       });
     }
   }
@@ -260,7 +270,8 @@ async function benchEngine(
     progress(`${engine}: issuing a token`);
     const token = await issueToken(options.base.apiRoot, env, {
       name: 'bench-webhooks',
-      scopes: ['plants:write', 'webhooks:manage'],
+      // plants:read: registering a subscription needs it (its events carry plants).
+      scopes: ['plants:read', 'plants:write', 'webhooks:manage'],
     });
     progress(`${engine}: starting the service`);
     const service = await startService(options.base.apiRoot, env, join(logDir, `webhooks-service-${engine}.log`));
@@ -355,11 +366,11 @@ function parseInteger(text: string, name: string, min: number, max: number): num
  */
 function estimateMinutes(options: WebhooksBenchOptions): number {
   const deliveries = options.receiverCounts.reduce((total, count) => total + count * options.backlog.creates, 0);
-  const perEngine = 15 + options.latency.seconds + deliveries / 300 + options.fanOutCounts.length * 10;
+  const perEngine = 15 + options.latency.seconds + deliveries / 300 + options.fanOutCounts.length * 25;
   // On PostgreSQL the fan-out bursts run again on a second service (started, warmed up).
   const secondService =
     options.base.engines.includes('postgres') && options.fanOutCounts.length > 0
-      ? 15 + (options.fanOutCounts.length + 1) * 10
+      ? 15 + (options.fanOutCounts.length + 1) * 20
       : 0;
   return Math.max(1, Math.ceil((perEngine * options.base.engines.length + secondService) / 60));
 }

@@ -43,6 +43,11 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
       description: input.description ?? null,
       team: input.team,
       createdAt: new Date(0),
+      eventTypes: ['plant.created'],
+      enabled: true,
+      disabledAt: null,
+      disabledReason: null,
+      previousSecretExpiresAt: null,
       secret: 'whsec_dW5pdA==',
     }),
     listWebhooks: async () => [],
@@ -50,6 +55,9 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     listDeliveries: async () => null,
     listAuditEvents: async () => ({ events: [], hasMore: false }),
     resendDelivery: async () => null,
+    updateWebhook: async () => null,
+    rotateWebhookSecret: async () => null,
+    sendWebhookTest: async () => null,
     issueToken: async () => {
       throw new Error('not used');
     },

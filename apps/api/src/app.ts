@@ -48,6 +48,9 @@ export interface AppDependencies {
     | 'deleteWebhook'
     | 'listDeliveries'
     | 'resendDelivery'
+    | 'updateWebhook'
+    | 'rotateWebhookSecret'
+    | 'sendWebhookTest'
     | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;

@@ -58,6 +58,7 @@ describe('loadConfig: webhooks', () => {
       dispatch: true,
       allowPrivateNetworks: false,
       retentionDays: 30,
+      disableAfterDays: 5,
       retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       timeoutMs: 10_000,
       pollMs: 1_000,
@@ -108,6 +109,17 @@ describe('loadConfig: webhooks', () => {
     expect(() => loadConfig({ WEBHOOKS_TIMEOUT_MS: '10000', WEBHOOKS_LEASE_MS: '15000' })).toThrow(
       'WEBHOOKS_LEASE_MS must be at least twice WEBHOOKS_TIMEOUT_MS',
     );
+    for (const days of ['-1', '5 days', '36501', '1e3']) {
+      expect(() => loadConfig({ WEBHOOKS_DISABLE_AFTER_DAYS: days })).toThrow(
+        'WEBHOOKS_DISABLE_AFTER_DAYS must be a number of days from 0 to 36500 (0: never)',
+      );
+    }
+  });
+
+  it('reads WEBHOOKS_DISABLE_AFTER_DAYS as days, fractions and 0 (never) included', () => {
+    expect(loadConfig({ WEBHOOKS_DISABLE_AFTER_DAYS: '0' }).webhooks.disableAfterDays).toBe(0);
+    expect(loadConfig({ WEBHOOKS_DISABLE_AFTER_DAYS: '3' }).webhooks.disableAfterDays).toBe(3);
+    expect(loadConfig({ WEBHOOKS_DISABLE_AFTER_DAYS: '0.5' }).webhooks.disableAfterDays).toBe(0.5);
   });
 });
 

@@ -122,6 +122,19 @@ const EnvSchema = v.object({
   WEBHOOKS_LEASE_MS: v.optional(integerVariable('WEBHOOKS_LEASE_MS', 1_000, 3_600_000), '60000'),
   WEBHOOKS_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_CONCURRENCY', 1, 1_000), '16'),
   WEBHOOKS_RETENTION_DAYS: v.optional(integerVariable('WEBHOOKS_RETENTION_DAYS', 0, 36_500), '30'),
+  // Days (a decimal: tests use seconds' worth) of nothing but failed attempts before a subscription is disabled; 0: never.
+  WEBHOOKS_DISABLE_AFTER_DAYS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^\d{1,5}(?:\.\d{1,9})?$/,
+        'WEBHOOKS_DISABLE_AFTER_DAYS must be a number of days from 0 to 36500 (0: never)',
+      ),
+      v.transform(Number),
+      v.maxValue(36_500, 'WEBHOOKS_DISABLE_AFTER_DAYS must be a number of days from 0 to 36500 (0: never)'),
+    ),
+    '5',
+  ),
   WEBHOOKS_PER_RECEIVER_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_RECEIVER_CONCURRENCY', 1, 1_000), '4'),
   // One team's share of the slots, all its receivers together (unset: half of WEBHOOKS_CONCURRENCY).
   WEBHOOKS_PER_TEAM_CONCURRENCY: v.optional(integerVariable('WEBHOOKS_PER_TEAM_CONCURRENCY', 1, 1_000)),
@@ -305,6 +318,8 @@ export interface WebhooksConfig
   readonly allowPrivateNetworks: boolean;
   /** Finished deliveries and events older than this many days are deleted; 0 keeps them. */
   readonly retentionDays: number;
+  /** A subscription whose every attempt failed for this many days is disabled; 0: never. */
+  readonly disableAfterDays: number;
 }
 
 /** Bearer tokens: how their use is recorded, and how they are limited. */
@@ -405,6 +420,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dispatch: parsed.WEBHOOKS_DISPATCH,
       allowPrivateNetworks: parsed.WEBHOOKS_ALLOW_PRIVATE_NETWORKS,
       retentionDays: parsed.WEBHOOKS_RETENTION_DAYS,
+      disableAfterDays: parsed.WEBHOOKS_DISABLE_AFTER_DAYS,
       retryScheduleMs: parsed.WEBHOOKS_RETRY_SCHEDULE,
       timeoutMs: parsed.WEBHOOKS_TIMEOUT_MS,
       pollMs: parsed.WEBHOOKS_POLL_MS,

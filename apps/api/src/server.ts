@@ -116,6 +116,7 @@ async function startServing(
     // New events are due now: deliver them at once rather than at the next poll.
     onWebhookEvents: () => dispatcher?.nudge(),
     tokenUseFlushMs: config.tokens.lastUsedFlushMs,
+    webhookDisableAfterMs: config.webhooks.disableAfterDays * DAY_MS,
     // The stamps are kept and written with the next flush: the database may just be away.
     onTokenUseFlushError: (error) => log.warn({ err: error }, 'could not record token last-use times; retrying later'),
     // The tokens loaded before keep working; revocations elsewhere wait for the next reload.
@@ -125,7 +126,7 @@ async function startServing(
   opened = db;
   if (db.appliedMigrations.length > 0) log.info({ migrations: db.appliedMigrations }, 'applied migrations');
 
-  const { dispatch, retentionDays, busyRequests, ...delivery } = config.webhooks;
+  const { dispatch, retentionDays, disableAfterDays: _, busyRequests, ...delivery } = config.webhooks;
   // Requests in flight on the API port: past `busyRequests`, deliveries give way to them.
   const requestLoad = createRequestLoad(busyRequests);
   if (dispatch) {

@@ -11,10 +11,12 @@ import type {
   NewTokenInput,
   NewWebhook,
   PlantPatchInput,
+  RotatedWebhookSecret,
   StoredPlant,
   Token,
   Webhook,
   WebhookDelivery,
+  WebhookPatchInput,
 } from '@plant-store/schema';
 import type { CallOptions, ClientContext } from './client-context.js';
 import { createPlant } from './create-plant.js';
@@ -46,7 +48,10 @@ import type { VersionedStoredPlant } from './plant-versions.js';
 import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 import { revokeToken } from './revoke-token.js';
+import { type RotateWebhookSecretOptions, rotateWebhookSecret } from './rotate-webhook-secret.js';
+import { sendWebhookTest } from './send-webhook-test.js';
 import { type UpdatePlantOptions, updatePlant } from './update-plant.js';
+import { updateWebhook } from './update-webhook.js';
 
 export interface PlantStoreClientOptions {
   /** Where the service answers, e.g. `http://127.0.0.1:3000` or `https://example.com/store/` (a path prefix is kept). */
@@ -119,6 +124,18 @@ export interface PlantStoreClient {
   ): AsyncGenerator<WebhookDelivery, void, undefined>;
   /** `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: the delivery, queued to be attempted again now. */
   resendWebhookDelivery(webhookId: string, deliveryId: bigint, options?: CallOptions): Promise<WebhookDelivery>;
+  /**
+   * `PATCH /webhooks/{id}`: a merge patch of `url`, `description` (null removes it), `eventTypes`
+   * and `enabled`; the subscription as it is now.
+   */
+  updateWebhook(id: string, patch: WebhookPatchInput, options?: CallOptions): Promise<Webhook>;
+  /**
+   * `POST /webhooks/{id}/secret`: a new signing secret (shown this once only); the previous one
+   * signs too for `gracePeriodSeconds` (default 24 h, 0: none). Not retried after a lost answer.
+   */
+  rotateWebhookSecret(id: string, options?: RotateWebhookSecretOptions): Promise<RotatedWebhookSecret>;
+  /** `POST /webhooks/{id}/test`: queues a `webhook.test` event; its delivery (pending). */
+  sendWebhookTest(id: string, options?: CallOptions): Promise<WebhookDelivery>;
 
   // Tokens: every call needs a token with the `tokens:manage` scope, and reaches its team's tokens
   // only (every team's with `platform:admin`).
@@ -186,6 +203,9 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     webhookDeliveries: (webhookId, iterateOptions) => iterateWebhookDeliveries(context, webhookId, iterateOptions),
     resendWebhookDelivery: (webhookId, deliveryId, callOptions) =>
       resendWebhookDelivery(context, webhookId, deliveryId, callOptions),
+    updateWebhook: (id, patch, callOptions) => updateWebhook(context, id, patch, callOptions),
+    rotateWebhookSecret: (id, rotateOptions) => rotateWebhookSecret(context, id, rotateOptions),
+    sendWebhookTest: (id, callOptions) => sendWebhookTest(context, id, callOptions),
     createToken: (token, callOptions) => createToken(context, token, callOptions),
     listTokens: (callOptions) => listTokens(context, callOptions),
     revokeToken: (name, callOptions) => revokeToken(context, name, callOptions),

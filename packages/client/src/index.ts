@@ -20,12 +20,15 @@ export type {
   PlantCreatedEvent,
   PlantEventType,
   PlantPatchInput,
+  RotatedWebhookSecret,
   StoredPlant,
   Token,
   TokenRateLimit,
   Webhook,
   WebhookDelivery,
   WebhookDeliveryAttempt,
+  WebhookPatchInput,
+  WebhookTestEnvelope,
 } from '@plant-store/schema';
 export type { CallOptions } from './client-context.js';
 export {
@@ -50,4 +53,5 @@ export {
 } from './plant-store-error.js';
 export type { PreconditionOptions, VersionedStoredPlant } from './plant-versions.js';
 export { DEFAULT_RETRY_POLICY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
+export type { RotateWebhookSecretOptions } from './rotate-webhook-secret.js';
 export type { UpdatePlantOptions } from './update-plant.js';

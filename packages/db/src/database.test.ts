@@ -268,7 +268,18 @@ describe.each(testEngines())('webhooks through the repository on %s', (engine) =
         testWebhook({ url: 'https://receiver.example/hook', description: 'Shop' }),
       );
       expect(await db.listWebhooks()).toEqual([
-        { id: webhook.id, url: webhook.url, description: 'Shop', team: 'default', createdAt: webhook.createdAt },
+        {
+          id: webhook.id,
+          url: webhook.url,
+          description: 'Shop',
+          team: 'default',
+          createdAt: webhook.createdAt,
+          eventTypes: ['plant.created'],
+          enabled: true,
+          disabledAt: null,
+          disabledReason: null,
+          previousSecretExpiresAt: null,
+        },
       ]);
       await db.createPlant({ id: 2n ** 63n - 1n, name: 'Fern', tag: 'shade' });
       expect(nudges).toBe(1);

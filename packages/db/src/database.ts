@@ -43,6 +43,14 @@ import {
 import { createTokenDirectory } from './tokens/token-directory.js';
 import { type AuthenticatedToken, authenticatedTokenOf, type TokenRecord } from './tokens/token-record.js';
 import { createTokenUseRecorder } from './tokens/token-use.js';
+import {
+  type RotatedSecret,
+  rotateWebhookSecret,
+  sendWebhookTest,
+  updateWebhook,
+  type WebhookChangeScope,
+  type WebhookPatchInput,
+} from './webhooks/change-webhook.js';
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
 import { createWebhook, type NewWebhookInput } from './webhooks/create-webhook.js';
 import { type FanOutOptions, type FanOutResult, fanOutEvents, webhookReceivers } from './webhooks/fan-out-events.js';
@@ -100,6 +108,11 @@ export interface DatabaseOptions {
    * statement each time, and one at close). Default 60 s.
    */
   readonly tokenUseFlushMs?: number;
+  /**
+   * How long every attempt to a subscription must have failed before it is disabled (see
+   * recordAttempts): the service's WEBHOOKS_DISABLE_AFTER_DAYS. Default 5 days; 0: never.
+   */
+  readonly webhookDisableAfterMs?: number;
   /** A write of those stamps failed (the database is away); they are kept and written next time. */
   readonly onTokenUseFlushError?: (error: unknown) => void;
   /**
@@ -202,6 +215,12 @@ export interface Database {
     deliveryId: bigint,
     options: TeamScope & { readonly actor: AuditActor },
   ): Promise<DeliveryRecord | null>;
+  /** Applies a merge patch to a subscription (of `team`), recorded in the audit log; null when there is none. */
+  updateWebhook(id: string, patch: WebhookPatchInput, scope: WebhookChangeScope): Promise<WebhookRecord | null>;
+  /** A new signing secret, the previous one signing too for the grace period; null when there is no such subscription. */
+  rotateWebhookSecret(id: string, gracePeriodSeconds: number, scope: WebhookChangeScope): Promise<RotatedSecret | null>;
+  /** Queues a webhook.test event to a subscription, recorded in the audit log; its delivery, or null. */
+  sendWebhookTest(id: string, scope: WebhookChangeScope): Promise<DeliveryRecord | null>;
   /** A page of the audit log, one team's or every team's (see listAuditEvents). */
   listAuditEvents(query: ListAuditEventsQuery): Promise<AuditEventPage>;
   /** One batch of the audit log's retention: events older than `olderThanMs` go; how many did. */
@@ -360,6 +379,8 @@ const MAX_ATTEMPT_BATCH = 256;
  * not yet recorded, and its drain at shutdown.
  */
 const ATTEMPT_LINGER_MS = 20;
+/** A subscription whose every attempt failed for 5 days is disabled, by default (Svix's rule). */
+const DEFAULT_DISABLE_AFTER_MS = 5 * 86_400_000;
 /** How often the active tokens are loaded again by default: a revocation elsewhere takes effect within this. */
 const TOKEN_REFRESH_MS = 5_000;
 /** How long a "no such token" answer is reused: a token issued elsewhere works here within this, at worst. */
@@ -399,7 +420,11 @@ async function createDatabase(
     maxWaitMs: MAX_CREATE_WAIT_MS,
     ...(onWebhookEvents === undefined ? {} : { onEvents: onWebhookEvents }),
   });
-  const attempts = createAttemptRecorder(sql, { maxBatchSize: MAX_ATTEMPT_BATCH, lingerMs: ATTEMPT_LINGER_MS });
+  const attempts = createAttemptRecorder(sql, {
+    maxBatchSize: MAX_ATTEMPT_BATCH,
+    lingerMs: ATTEMPT_LINGER_MS,
+    disableFailing: { afterMs: options.webhookDisableAfterMs ?? DEFAULT_DISABLE_AFTER_MS },
+  });
   // Timed and traced inside the directory: the metric and the spans show the database's lookups,
   // not the directory's answers.
   const lookUpToken = observed(DATABASE_OPERATIONS.authenticateToken, { observe, trace }, (token: string) =>
@@ -463,6 +488,9 @@ async function createDatabase(
     deleteWebhook: (id, remove) => deleteWebhook(prisma, id, remove),
     listDeliveries: (webhookId, query, scope) => listDeliveries(prisma, webhookId, query, scope),
     resendDelivery: (webhookId, deliveryId, resend) => resendDelivery(prisma, webhookId, deliveryId, resend),
+    updateWebhook: (id, patch, scope) => updateWebhook(prisma, id, patch, scope),
+    rotateWebhookSecret: (id, grace, scope) => rotateWebhookSecret(prisma, id, grace, scope),
+    sendWebhookTest: (id, scope) => sendWebhookTest(prisma, id, scope),
     listAuditEvents: (query) => listAuditEvents(sql, query),
     deleteOldAuditEvents: (retention) => deleteOldAuditEvents(sql, retention),
     fanOutEvents: (options) => fanOutEvents(sql, options),
@@ -512,6 +540,9 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     deleteWebhook: observed(ops.deleteWebhook, instruments, db.deleteWebhook),
     listDeliveries: observed(ops.listDeliveries, instruments, db.listDeliveries),
     resendDelivery: observed(ops.resendDelivery, instruments, db.resendDelivery),
+    updateWebhook: observed(ops.updateWebhook, instruments, db.updateWebhook),
+    rotateWebhookSecret: observed(ops.rotateWebhookSecret, instruments, db.rotateWebhookSecret),
+    sendWebhookTest: observed(ops.sendWebhookTest, instruments, db.sendWebhookTest),
     listAuditEvents: observed(ops.listAuditEvents, instruments, db.listAuditEvents),
     deleteOldAuditEvents: observed(ops.deleteOldAuditEvents, instruments, db.deleteOldAuditEvents),
     fanOutEvents: observed(ops.fanOutEvents, instruments, db.fanOutEvents),

@@ -59,6 +59,7 @@ export type { IssuedToken, IssueTokenOptions } from './tokens/issue-token.js';
 export type { ListTokensOptions, RevokeTokenOptions } from './tokens/manage-tokens.js';
 export type { AuthenticatedToken, TokenRateLimit, TokenRecord } from './tokens/token-record.js';
 export { TOKEN_PREFIX } from './tokens/token-secret.js';
+export type { RotatedSecret, WebhookChangeScope, WebhookPatchInput } from './webhooks/change-webhook.js';
 export type { ClaimOptions } from './webhooks/claim-deliveries.js';
 export { type NewWebhookInput, WEBHOOK_LIMIT } from './webhooks/create-webhook.js';
 export type { FanOutOptions, FanOutResult } from './webhooks/fan-out-events.js';

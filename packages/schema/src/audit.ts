@@ -20,6 +20,11 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.deleted',
   'webhook.delivery_resent',
+  'webhook.updated',
+  'webhook.enabled',
+  'webhook.disabled',
+  'webhook.secret_rotated',
+  'webhook.tested',
   'plant.updated',
   'plant.deleted',
 ] as const;

@@ -107,11 +107,13 @@ export {
 export {
   type CreatedWebhook,
   CreatedWebhookSchema,
+  DEFAULT_WEBHOOK_EVENT_TYPES,
   DELIVERIES_PAGE_DEFAULT_LIMIT,
   DELIVERIES_PAGE_MAX_LIMIT,
   DELIVERY_STATUSES,
   DeliveryIdSchema,
   type DeliveryStatus,
+  EventTypesSchema,
   type ListDeliveriesQuery,
   type ListDeliveriesQueryInput,
   ListDeliveriesQuerySchema,
@@ -135,3 +137,17 @@ export {
   WebhookSchema,
   WebhookUrlSchema,
 } from './webhook.js';
+export {
+  type RotatedWebhookSecret,
+  RotatedWebhookSecretSchema,
+  type RotateWebhookSecret,
+  type RotateWebhookSecretInput,
+  RotateWebhookSecretSchema,
+  SECRET_GRACE_PERIOD_DEFAULT_SECONDS,
+  SECRET_GRACE_PERIOD_MAX_SECONDS,
+  type WebhookPatch,
+  type WebhookPatchInput,
+  WebhookPatchSchema,
+  type WebhookTestEnvelope,
+  WebhookTestEnvelopeSchema,
+} from './webhook-changes.js';

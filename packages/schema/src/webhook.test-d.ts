@@ -17,8 +17,12 @@ import type {
 } from './webhook.js';
 
 describe('webhook types', () => {
-  it('NewWebhook is { url; description? }', () => {
-    expectTypeOf<NewWebhook>().toEqualTypeOf<{ url: string; description?: string }>();
+  it('NewWebhook is { url; description?; eventTypes? }', () => {
+    expectTypeOf<NewWebhook>().toEqualTypeOf<{
+      url: string;
+      description?: string;
+      eventTypes?: ('plant.created' | 'plant.updated' | 'plant.deleted')[];
+    }>();
   });
 
   it('Webhook has string dates and no secret; CreatedWebhook adds the secret', () => {
@@ -28,6 +32,11 @@ describe('webhook types', () => {
       description?: string;
       team: string;
       createdAt: string;
+      eventTypes?: string[];
+      enabled?: boolean;
+      disabledAt?: string;
+      disabledReason?: string;
+      previousSecretExpiresAt?: string;
     }>();
     expectTypeOf<CreatedWebhook>().toEqualTypeOf<{
       id: string;
@@ -35,6 +44,11 @@ describe('webhook types', () => {
       description?: string;
       team: string;
       createdAt: string;
+      eventTypes?: string[];
+      enabled?: boolean;
+      disabledAt?: string;
+      disabledReason?: string;
+      previousSecretExpiresAt?: string;
       secret: string;
     }>();
     expectTypeOf<WebhookList>().toEqualTypeOf<Webhook[]>();
@@ -52,6 +66,7 @@ describe('webhook types', () => {
       id: bigint;
       webhookId: string;
       eventId: string;
+      eventType?: string;
       plantId: bigint;
       status: DeliveryStatus;
       nextAttemptAt?: string;

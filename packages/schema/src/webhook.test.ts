@@ -172,6 +172,24 @@ describe('NewWebhookSchema: description and the object', () => {
     expect(parsed).toStrictEqual({ url: 'https://example.com/hook', description: 'ops' });
   });
 
+  it('takes eventTypes: at least one known type, each once; absent when not sent', () => {
+    const url = 'https://example.com/hook';
+    expect(v.parse(NewWebhookSchema, { url })).toStrictEqual({ url });
+    expect(v.parse(NewWebhookSchema, { url, eventTypes: ['plant.deleted', 'plant.created'] })).toStrictEqual({
+      url,
+      eventTypes: ['plant.deleted', 'plant.created'],
+    });
+    const message =
+      'eventTypes must be a non-empty array of event types without repeats: plant.created, plant.updated, plant.deleted';
+    for (const eventTypes of [[], ['plant.created', 'plant.created'], 'plant.created', null]) {
+      expect(refusalsFor(NewWebhookSchema, { url, eventTypes })).toEqual([{ path: 'eventTypes', message }]);
+    }
+    // A subscription cannot choose the test event: it comes whatever it chose.
+    for (const eventTypes of [['plant.moved'], ['webhook.test']]) {
+      expect(refusalsFor(NewWebhookSchema, { url, eventTypes })).toEqual([{ path: 'eventTypes.0', message }]);
+    }
+  });
+
   it("keeps valibot's message for a body that is not an object", () => {
     expect(refusalsFor(NewWebhookSchema, 'https://example.com')).toEqual([
       { path: null, message: 'Invalid type: Expected Object but received "https://example.com"' },
@@ -180,7 +198,14 @@ describe('NewWebhookSchema: description and the object', () => {
 });
 
 describe('WebhookSchema and CreatedWebhookSchema', () => {
-  const webhook = { id: ID, url: 'https://example.com/hook', team: 'inventory', createdAt: CREATED_AT };
+  const webhook = {
+    id: ID,
+    url: 'https://example.com/hook',
+    team: 'inventory',
+    createdAt: CREATED_AT,
+    eventTypes: ['plant.created'],
+    enabled: true,
+  };
 
   it('reads a listed webhook, description optional, and never keeps a secret', () => {
     expect(v.parse(WebhookSchema, webhook)).toStrictEqual(webhook);
@@ -189,6 +214,12 @@ describe('WebhookSchema and CreatedWebhookSchema', () => {
       description: 'ops',
     });
     expect(v.parse(WebhookListSchema, [webhook, webhook])).toHaveLength(2);
+  });
+
+  it('reads a subscription from a service before event types (no eventTypes, no enabled)', () => {
+    const { eventTypes: _, enabled: __, ...older } = webhook;
+    expect(v.parse(WebhookSchema, older)).toStrictEqual(older);
+    expect(v.parse(WebhookSchema, { ...webhook, eventTypes: ['plant.moved'] }).eventTypes).toEqual(['plant.moved']);
   });
 
   it('reads a created webhook with its secret', () => {

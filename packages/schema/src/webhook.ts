@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { WEBHOOK_EVENT_TYPES } from './events.js';
 import { int32Schema, int64Schema } from './int64.js';
 import { pageLimitSchema } from './list.js';
 import { type NewPlant, NewPlantSchema } from './plant.js';
@@ -90,8 +91,31 @@ const descriptionEntry = {
   ),
 };
 
-/** The body of `POST /webhooks`: `{ url, description? }`. Unknown keys are stripped. */
-export const NewWebhookSchema = v.object({ url: WebhookUrlSchema, ...descriptionEntry }, objectMessage);
+/** What a subscription receives unless it chooses: plant.created alone, as the NewPlant body. */
+export const DEFAULT_WEBHOOK_EVENT_TYPES = ['plant.created'] as const;
+
+const EVENT_TYPES_MESSAGE = `eventTypes must be a non-empty array of event types without repeats: ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+
+/**
+ * The event types a subscription receives, as a caller chooses them: at least one, each once.
+ * `["plant.created"]` alone (the default) keeps the NewPlant body; any other choice gets the
+ * Standard Webhooks envelope for every type chosen.
+ */
+export const EventTypesSchema = v.pipe(
+  v.array(v.picklist(WEBHOOK_EVENT_TYPES, EVENT_TYPES_MESSAGE), EVENT_TYPES_MESSAGE),
+  v.description(
+    `The event types it receives, at least one: ${WEBHOOK_EVENT_TYPES.join(', ')}. \`["plant.created"]\` alone (the default) receives the NewPlant as the body, as subscriptions always did; any other choice receives every chosen type as a Standard Webhooks envelope \`{type, timestamp, data}\`.`,
+  ),
+  v.metadata({ uniqueItems: true }),
+  v.minLength(1, EVENT_TYPES_MESSAGE),
+  v.check((types) => new Set(types).size === types.length, EVENT_TYPES_MESSAGE),
+);
+
+/** The body of `POST /webhooks`: `{ url, description?, eventTypes? }`. Unknown keys are stripped. */
+export const NewWebhookSchema = v.object(
+  { url: WebhookUrlSchema, ...descriptionEntry, eventTypes: v.exactOptional(EventTypesSchema) },
+  objectMessage,
+);
 export type NewWebhook = v.InferOutput<typeof NewWebhookSchema>;
 
 /** A webhook's id: a UUID. */
@@ -116,6 +140,40 @@ export const WebhookSchema = v.object(
     ...descriptionEntry,
     team: v.pipe(TeamNameSchema, v.description('The team that owns it: the team of the token that created it')),
     createdAt: timestampSchema('createdAt', 'When the subscription was created (RFC 3339)'),
+    // Optional to a reader, though this version always sends them: a client that reads them
+    // still reads a service from before they existed. Types are read as any strings: a later
+    // version of the service may offer more.
+    eventTypes: v.exactOptional(
+      v.pipe(
+        v.array(v.string('eventTypes must be an array of strings'), 'eventTypes must be an array of strings'),
+        v.description(
+          `The event types it receives (${WEBHOOK_EVENT_TYPES.join(', ')}); \`["plant.created"]\` alone receives the NewPlant body, any other choice the envelope. Always sent by this version (absent from a service before it: plant.created alone)`,
+        ),
+      ),
+    ),
+    enabled: v.exactOptional(
+      v.pipe(
+        v.boolean('enabled must be a boolean'),
+        v.description(
+          'false: it gets no new events, and its pending deliveries wait until it is enabled again (PATCH `{"enabled": true}`). Always sent by this version (absent from a service before it: enabled)',
+        ),
+      ),
+    ),
+    disabledAt: v.exactOptional(timestampSchema('disabledAt', 'When it was disabled (RFC 3339); absent while enabled')),
+    disabledReason: v.exactOptional(
+      v.pipe(
+        v.string('disabledReason must be a string'),
+        v.description(
+          "Why it was disabled: by its owner, or because every attempt failed for the service's WEBHOOKS_DISABLE_AFTER_DAYS; absent while enabled",
+        ),
+      ),
+    ),
+    previousSecretExpiresAt: v.exactOptional(
+      timestampSchema(
+        'previousSecretExpiresAt',
+        'After a secret rotation with a grace period: until when deliveries are signed with the previous secret too (RFC 3339); absent otherwise',
+      ),
+    ),
   },
   objectMessage,
 );
@@ -186,7 +244,19 @@ export const WebhookDeliverySchema = v.object(
       v.metadata({ pattern: EVENT_ID.source }),
       v.check((text) => EVENT_ID.test(text), EVENT_ID_MESSAGE),
     ),
-    plantId: int64Schema('plantId', 'The created plant the event announces'),
+    // Added after plantId's time: optional, so a client that knew only plant.created still reads every delivery.
+    eventType: v.exactOptional(
+      v.pipe(
+        v.string('eventType must be a string'),
+        v.description(
+          'What the event is: plant.created, plant.updated, plant.deleted, or webhook.test (sent by `POST /webhooks/{id}/test`). Always sent by this version; read any other value as a kind added later',
+        ),
+      ),
+    ),
+    plantId: int64Schema(
+      'plantId',
+      'The plant the event is about (created, changed or deleted); 0 for a webhook.test event, which is about no plant (see eventType)',
+    ),
     status: v.pipe(
       v.picklist(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(', ')}`),
       v.description('pending: to be attempted (again); delivered: a 2xx answer came; failed: every attempt failed'),

@@ -47,6 +47,8 @@ export function jsonBody(options: {
   limitBytes: number;
   /** The JSON media types taken (default `application/json` alone). */
   mediaTypes?: readonly string[];
+  /** A request without a body (no Content-Length, Transfer-Encoding or Content-Type, or an empty one) reads as `{}`. */
+  optional?: boolean;
 }): Middleware<AppState> {
   const mediaTypes = options.mediaTypes ?? ['application/json'];
   const notJson = notJsonMessage(mediaTypes);
@@ -61,6 +63,12 @@ export function jsonBody(options: {
 
   return async (ctx, next) => {
     const { headers } = ctx.req;
+    // No body at all, or an empty one (koa's length is the Content-Length; without one, a body needs Transfer-Encoding).
+    const length = ctx.request.length;
+    if (options.optional && (length === 0 || (length === undefined && headers['transfer-encoding'] === undefined))) {
+      ctx.state.jsonBody = {};
+      return next();
+    }
     if (COMMON_JSON_TYPES.has(headers['content-type'] ?? '')) {
       // The usual header, spelled exactly: no media-type parsing needed. As type-is's hasBody:
       // a body is announced by Transfer-Encoding or by a Content-Length.

@@ -223,6 +223,9 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         deleteWebhook: async () => false,
         listDeliveries: async () => null,
         resendDelivery: async () => null,
+        updateWebhook: async () => null,
+        rotateWebhookSecret: async () => null,
+        sendWebhookTest: async () => null,
         listAuditEvents: async () => ({ events: [], hasMore: false }),
         issueToken: async () => {
           throw new Error('not used');

@@ -24,12 +24,14 @@ import {
   PLANTS_PAGE_MAX_LIMIT,
   PlantIdSchema,
   PlantPatchSchema,
+  RotateWebhookSecretSchema,
   type StoredPlant,
   type SuccessBodyOf,
   type Token,
   WEBHOOK_LIMIT,
   type Webhook,
   type WebhookDelivery,
+  WebhookPatchSchema,
 } from '@plant-store/schema';
 import type * as v from 'valibot';
 import { plantNotFound, versionMismatch } from '../routes/plants.js';
@@ -86,12 +88,18 @@ const EXAMPLE_WEBHOOK = {
   description: 'Inventory sync',
   team: 'inventory',
   createdAt: '2026-11-23T10:48:07.123Z',
+  eventTypes: ['plant.created'],
+  enabled: true,
 } satisfies Webhook;
 const EXAMPLE_UNDESCRIBED_WEBHOOK: Webhook = {
   id: '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10',
   url: 'https://ops.example.org/hooks/plants',
   team: 'inventory',
   createdAt: '2026-11-24T08:00:00.000Z',
+  eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'],
+  enabled: false,
+  disabledAt: '2026-11-29T08:00:05.000Z',
+  disabledReason: 'disabled by the service: every delivery attempt failed for 5 days (since 2026-11-24T08:00:04.512Z)',
 };
 const EXAMPLE_CREATED: CreatedWebhook = {
   ...EXAMPLE_WEBHOOK,
@@ -102,6 +110,7 @@ const EXAMPLE_PENDING: WebhookDelivery = {
   id: 17n,
   webhookId: EXAMPLE_WEBHOOK.id,
   eventId: EXAMPLE_EVENT_ID,
+  eventType: 'plant.created',
   plantId: 4201n,
   status: 'pending',
   nextAttemptAt: '2026-11-23T11:20:09.000Z',
@@ -116,6 +125,7 @@ const EXAMPLE_DELIVERED: WebhookDelivery = {
   id: 18n,
   webhookId: EXAMPLE_WEBHOOK.id,
   eventId: 'msg_0e9d8c7b-6a5f-4e3d-9c2b-1a0f9e8d7c6b',
+  eventType: 'plant.created',
   plantId: 5005n,
   status: 'delivered',
   createdAt: '2026-11-23T10:51:00.004Z',
@@ -307,6 +317,66 @@ export const OPERATION_EXAMPLES = {
         notAUuid,
       },
     },
+  },
+  updateWebhook: {
+    body: {
+      types: { eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'] },
+      disable: { enabled: false },
+      enable: { enabled: true },
+      move: { url: 'https://hooks.example.com/plant-store/v2', description: null },
+    },
+    success: {
+      changed: { ...EXAMPLE_WEBHOOK, eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'] },
+      disabled: {
+        ...EXAMPLE_WEBHOOK,
+        enabled: false,
+        disabledAt: '2026-11-27T14:02:11.318Z',
+        disabledReason: 'disabled by its owner (token inventory-admin)',
+      },
+    },
+    errors: {
+      400: {
+        eventTypes: ['An unknown event type', validationMessage(WebhookPatchSchema, { eventTypes: ['plant.moved'] })],
+        enabled: ['enabled null', validationMessage(WebhookPatchSchema, { enabled: null })],
+        scheme: ['Not http or https', validationMessage(WebhookPatchSchema, { url: 'ftp://hooks.example.com/' })],
+      },
+      404: unknownWebhook,
+    },
+  },
+  rotateWebhookSecret: {
+    body: { day: {}, hour: { gracePeriodSeconds: 3600 }, now: { gracePeriodSeconds: 0 } },
+    success: {
+      rotated: {
+        secret: 'whsec_3q2+7wAAhYdvXJkqkM0KX4b1bWZpZ2N8lS2o2kQ6rZ0=',
+        previousSecretExpiresAt: '2026-11-28T14:05:00.000Z',
+      },
+      immediate: { secret: 'whsec_3q2+7wAAhYdvXJkqkM0KX4b1bWZpZ2N8lS2o2kQ6rZ0=' },
+    },
+    errors: {
+      400: {
+        grace: [
+          'Grace period out of range',
+          validationMessage(RotateWebhookSecretSchema, { gracePeriodSeconds: 10_000_000 }),
+        ],
+      },
+      404: unknownWebhook,
+    },
+  },
+  testWebhook: {
+    success: {
+      queued: {
+        id: 19n,
+        webhookId: EXAMPLE_WEBHOOK.id,
+        eventId: 'msg_7c6b5a49-3827-4615-a4f3-e2d1c0b9a897',
+        eventType: 'webhook.test',
+        plantId: 0n,
+        status: 'pending',
+        nextAttemptAt: '2026-11-27T14:10:00.000Z',
+        createdAt: '2026-11-27T14:10:00.000Z',
+        attempts: [],
+      },
+    },
+    errors: { 404: unknownWebhook },
   },
   listTokens: { success: { list: [EXAMPLE_ADMIN_TOKEN, EXAMPLE_TOKEN] }, errors: {} },
   createToken: {

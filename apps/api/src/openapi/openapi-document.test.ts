@@ -44,7 +44,11 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     storage = await createTestStorage('pglite', { migrated: true });
-    service = await startTestService(storage);
+    // Idle connections kept longer than any pause between these tests: a pooled connection the
+    // server closed while idle (5 s by default), reused by the next request at that moment, fails
+    // with ECONNRESET (a keep-alive race, not the service's fault). Under load, checking every
+    // example took that long.
+    service = await startTestService(storage, { KEEP_ALIVE_TIMEOUT_MS: '120000' });
     const response = await request(service.url, '/openapi.json');
     served = { ...response, document: JSON.parse(response.text) };
   });
@@ -128,10 +132,13 @@ describe('the OpenAPI document', () => {
       'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
       'PATCH /plants/{id}',
+      'PATCH /webhooks/{id}',
       'POST /plants',
       'POST /tokens',
       'POST /webhooks',
       'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
+      'POST /webhooks/{id}/secret',
+      'POST /webhooks/{id}/test',
     ]);
     for (const { path, operation } of operations) {
       expect(operation.operationId).toEqual(expect.any(String));
@@ -180,7 +187,13 @@ describe('the OpenAPI document', () => {
   describe('webhooks', () => {
     it('describes the event as the upstream sample names it: POST /plant/webhook with a NewPlant body', () => {
       const webhooks = served.document.webhooks as Record<string, Json>;
-      expect(Object.keys(webhooks)).toEqual(['/plant/webhook']);
+      expect(Object.keys(webhooks)).toEqual([
+        '/plant/webhook',
+        'plant.created',
+        'plant.updated',
+        'plant.deleted',
+        'webhook.test',
+      ]);
       const post = (webhooks['/plant/webhook'] as Json).post as Json;
       expect(post).toMatchObject({
         security: [],
@@ -192,6 +205,23 @@ describe('the OpenAPI document', () => {
       });
       expect(Object.keys(post.responses as Json)).toEqual(['2XX', 'default']);
       expect((post.responses as Record<string, Json>).default?.description).toContain('retried');
+    });
+
+    it('describes each event type as its envelope, and the test event, with the same headers', () => {
+      const webhooks = served.document.webhooks as Record<string, Json>;
+      for (const type of ['plant.created', 'plant.updated', 'plant.deleted', 'webhook.test']) {
+        const post = (webhooks[type] as Json).post as Json;
+        const content = ((post.requestBody as Json).content as Record<string, Json>)['application/json'] as Json;
+        const schema = content.schema as Json;
+        expect(schema.required).toEqual(['type', 'timestamp', 'data']);
+        const example = Object.values(content.examples as Record<string, Json>)[0]?.value as Json;
+        expect(example.type).toBe(type);
+        expect(post.parameters).toEqual(((webhooks['/plant/webhook'] as Json).post as Json).parameters);
+        if (type !== 'webhook.test') {
+          expect(((schema.properties as Json).data as Json).required).toEqual(['id', 'name', 'version']);
+          expect(post.description).toContain('drop an event whose version is not above it');
+        }
+      }
     });
 
     it('documents the three Standard Webhooks headers as required, with examples they accept', () => {
@@ -328,7 +358,7 @@ describe('the OpenAPI document', () => {
     });
     const json = { 'content-type': 'application/json; charset=utf-8' };
     const WEBHOOK_ID = '0b8f7f9e-4f0c-4a57-9c59-6d8e3f1f2a10';
-    const webhook = `{"id":"${WEBHOOK_ID}","url":"https://8.8.8.8/hook","team":"default","createdAt":"2026-11-23T10:48:07.123Z"}`;
+    const webhook = `{"id":"${WEBHOOK_ID}","url":"https://8.8.8.8/hook","team":"default","createdAt":"2026-11-23T10:48:07.123Z","eventTypes":["plant.created"],"enabled":true}`;
     const check = (
       method: string,
       path: string,

@@ -15,6 +15,7 @@ import { componentSchemas } from './json-schemas.js';
 import { errorContent, errorExample, JSON_TYPE, ref } from './openapi-parts.js';
 import { operationPaths, parameterComponents } from './operation-paths.js';
 import { plantCreatedWebhook } from './plant-created-webhook.js';
+import { plantEventWebhooks } from './plant-event-webhooks.js';
 
 /** An OpenAPI 3.1 document: plain JSON data (ids in examples are bigints, written exactly). */
 export type OpenApiDocument = Record<string, unknown>;
@@ -140,7 +141,7 @@ export function createOpenApiDocument({
           }
         : {}),
     },
-    webhooks: plantCreatedWebhook(),
+    webhooks: { ...plantCreatedWebhook(), ...plantEventWebhooks() },
     components: {
       schemas: componentSchemas(),
       parameters: {

@@ -78,7 +78,7 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
         ? {
             requestBody: {
               description: `${body.description}: ${bodyLimits(bodyLimitBytes)}.`,
-              required: true,
+              required: body.optional !== true,
               content: jsonContent(body.schema, examples.body, body.mediaTypes),
             },
           }

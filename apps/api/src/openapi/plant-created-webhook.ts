@@ -19,35 +19,7 @@ export function plantCreatedWebhook() {
           'The body is the NewPlant; `id` is an exact int64 (read it with a JSON parser that keeps big integers). Sent with `User-Agent: plant-store-webhooks/1`; redirects are never followed.',
         ].join(' '),
         security: [],
-        parameters: [
-          {
-            name: 'webhook-id',
-            in: 'header',
-            required: true,
-            description:
-              'The event id: `msg_` and a UUID, the same on every attempt and for every subscription. Deduplicate by it.',
-            schema: { type: 'string', pattern: '^msg_[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$' },
-            example: EXAMPLE_EVENT_ID,
-          },
-          {
-            name: 'webhook-timestamp',
-            in: 'header',
-            required: true,
-            description:
-              'When this attempt was signed, in whole seconds since the Unix epoch. Refuse ones far from now (replays).',
-            schema: { type: 'integer', format: 'int64', minimum: 0 },
-            example: 1795430887,
-          },
-          {
-            name: 'webhook-signature',
-            in: 'header',
-            required: true,
-            description:
-              'Space-separated signatures `v1,<base64>`: HMAC-SHA256 with the secret (its base64 after `whsec_`) over `<webhook-id>.<webhook-timestamp>.<body>`.',
-            schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
-            example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
-          },
-        ],
+        parameters: webhookHeaderParameters(),
         requestBody: {
           description: 'Information about a new plant added to the store',
           required: true,
@@ -61,16 +33,54 @@ export function plantCreatedWebhook() {
             },
           },
         },
-        responses: {
-          '2XX': {
-            description: 'Acknowledged: the delivery is done. Answer quickly (within 10 s); the body is ignored.',
-          },
-          default: {
-            description:
-              'Anything else (a 3xx included: redirects are not followed), or no answer within 10 s, fails the attempt: the delivery is retried, by default after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each ±20%), then marked failed. `POST /webhooks/{id}/deliveries/{deliveryId}/resend` sends it again.',
-          },
-        },
+        responses: webhookResponses(),
       },
+    },
+  };
+}
+
+/** The headers of every delivery, whatever its event: Standard Webhooks' three. */
+export function webhookHeaderParameters() {
+  return [
+    {
+      name: 'webhook-id',
+      in: 'header',
+      required: true,
+      description:
+        'The event id: `msg_` and a UUID, the same on every attempt and for every subscription. Deduplicate by it.',
+      schema: { type: 'string', pattern: '^msg_[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$' },
+      example: EXAMPLE_EVENT_ID,
+    },
+    {
+      name: 'webhook-timestamp',
+      in: 'header',
+      required: true,
+      description:
+        'When this attempt was signed, in whole seconds since the Unix epoch. Refuse ones far from now (replays).',
+      schema: { type: 'integer', format: 'int64', minimum: 0 },
+      example: 1795430887,
+    },
+    {
+      name: 'webhook-signature',
+      in: 'header',
+      required: true,
+      description:
+        'Space-separated signatures `v1,<base64>`: HMAC-SHA256 with the secret (its base64 after `whsec_`) over `<webhook-id>.<webhook-timestamp>.<body>`.',
+      schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
+      example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    },
+  ];
+}
+
+/** What a receiver answers, whatever the event. */
+export function webhookResponses() {
+  return {
+    '2XX': {
+      description: 'Acknowledged: the delivery is done. Answer quickly (within 10 s); the body is ignored.',
+    },
+    default: {
+      description:
+        'Anything else (a 3xx included: redirects are not followed), or no answer within 10 s, fails the attempt: the delivery is retried, by default after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each ±20%), then marked failed. `POST /webhooks/{id}/deliveries/{deliveryId}/resend` sends it again.',
     },
   };
 }

@@ -111,6 +111,7 @@ export function mountOperations<THandlers extends Handlers>(
             jsonBody({
               limitBytes: options.bodyLimitBytes,
               ...(operation.body.mediaTypes === undefined ? {} : { mediaTypes: operation.body.mediaTypes }),
+              ...(operation.body.optional ? { optional: true } : {}),
             }),
           ]
         : []),

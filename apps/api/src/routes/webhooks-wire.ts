@@ -13,6 +13,13 @@ export function toWebhook(record: WebhookRecord): Webhook {
     ...(record.description === null ? {} : { description: record.description }),
     team: record.team,
     createdAt: record.createdAt.toISOString(),
+    eventTypes: [...record.eventTypes],
+    enabled: record.enabled,
+    ...(record.disabledAt === null ? {} : { disabledAt: record.disabledAt.toISOString() }),
+    ...(record.disabledReason === null ? {} : { disabledReason: record.disabledReason }),
+    ...(record.previousSecretExpiresAt === null
+      ? {}
+      : { previousSecretExpiresAt: record.previousSecretExpiresAt.toISOString() }),
   };
 }
 
@@ -26,6 +33,7 @@ export function toWebhookDelivery(record: DeliveryRecord): WebhookDelivery {
     id: record.id,
     webhookId: record.webhookId,
     eventId: record.eventId,
+    eventType: record.eventType,
     plantId: record.plantId,
     status: record.status,
     ...(record.nextAttemptAt === null ? {} : { nextAttemptAt: record.nextAttemptAt.toISOString() }),

@@ -72,7 +72,17 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       expect(response.status).toBe(201);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       const created = response.body as CreatedWebhook;
-      expect(Object.keys(created)).toEqual(['id', 'url', 'description', 'team', 'createdAt', 'secret']);
+      expect(Object.keys(created)).toEqual([
+        'id',
+        'url',
+        'description',
+        'team',
+        'createdAt',
+        'eventTypes',
+        'enabled',
+        'secret',
+      ]);
+      expect(created).toMatchObject({ eventTypes: ['plant.created'], enabled: true });
       expect(created.team).toBe('default');
       expect(created).toMatchObject({ url: 'https://8.8.8.8/hooks/plants', description: 'Inventory sync' });
       expect(created.id).toMatch(UUID);
@@ -90,6 +100,8 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
           description: 'Inventory sync',
           team: 'default',
           createdAt: created.createdAt,
+          eventTypes: ['plant.created'],
+          enabled: true,
         },
       ]);
       expect(listed.text).not.toContain('secret');
@@ -103,13 +115,15 @@ describe.each(testEngines())('the webhook routes on %s', (engine) => {
       expect(first.secret).not.toBe(second.secret);
       expect('description' in first).toBe(false);
       const listed = await request(url, '/webhooks', { token: manager });
+      const tail = '"eventTypes":["plant.created"],"enabled":true}';
       expect(listed.text).toBe(
-        `[{"id":"${first.id}","url":"https://8.8.8.8/a","team":"default","createdAt":"${first.createdAt}"},` +
-          `{"id":"${second.id}","url":"http://[2001:4860:4860::8888]:8080/b","description":"","team":"default","createdAt":"${second.createdAt}"}]`,
+        `[{"id":"${first.id}","url":"https://8.8.8.8/a","team":"default","createdAt":"${first.createdAt}",${tail},` +
+          `{"id":"${second.id}","url":"http://[2001:4860:4860::8888]:8080/b","description":"","team":"default","createdAt":"${second.createdAt}",${tail}]`,
       );
+      const defaults = { eventTypes: ['plant.created'], enabled: true };
       expect(await client.listWebhooks()).toEqual([
-        { id: first.id, url: first.url, team: 'default', createdAt: first.createdAt },
-        { id: second.id, url: second.url, description: '', team: 'default', createdAt: second.createdAt },
+        { id: first.id, url: first.url, team: 'default', createdAt: first.createdAt, ...defaults },
+        { id: second.id, url: second.url, description: '', team: 'default', createdAt: second.createdAt, ...defaults },
       ]);
     });
 

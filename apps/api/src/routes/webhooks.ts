@@ -4,10 +4,21 @@ import { ApiError, invalidRequest } from '../http/api-error.js';
 import { actorOf, teamScopeOf } from '../http/caller.js';
 import { checkWebhookUrl, type UrlPolicy } from '../webhooks/url-policy.js';
 import type { HandlersOf } from './mount-operations.js';
+import { webhookChangeHandlers } from './webhook-changes.js';
 import { toCreatedWebhook, toWebhook, toWebhookDelivery } from './webhooks-wire.js';
 
 export interface WebhookHandlersOptions {
-  readonly db: Pick<Database, 'createWebhook' | 'listWebhooks' | 'deleteWebhook' | 'listDeliveries' | 'resendDelivery'>;
+  readonly db: Pick<
+    Database,
+    | 'createWebhook'
+    | 'listWebhooks'
+    | 'deleteWebhook'
+    | 'listDeliveries'
+    | 'resendDelivery'
+    | 'updateWebhook'
+    | 'rotateWebhookSecret'
+    | 'sendWebhookTest'
+  >;
   /** Which receivers may be registered: public addresses only, unless private networks are allowed. */
   readonly urlPolicy: UrlPolicy;
   /** Most subscriptions one team may hold. */
@@ -47,6 +58,7 @@ export function webhookHandlers({ db, urlPolicy, perTeamLimit }: WebhookHandlers
       if (delivery === null) throw deliveryNotFound(id, deliveryId);
       return toWebhookDelivery(delivery);
     },
+    ...webhookChangeHandlers({ db, urlPolicy }),
   };
 }
 

@@ -97,7 +97,7 @@ describe.each(testEngines())('walls between teams, and the audit log, on %s', (e
       clientAddress: '203.0.113.7',
       details: { scopes: ['plants:read'], expiresAt: null },
     });
-    expect(red[2]?.details).toEqual({ url: 'https://audited.example/' });
+    expect(red[2]?.details).toEqual({ url: 'https://audited.example/', eventTypes: ['plant.created'] });
     expect(red[0]?.occurredAt).toBeInstanceOf(Date);
     // The plant's delete is in the deleting team's log.
     expect((await auditAfter(since, 'blue')).map((event) => [event.action, event.target])).toEqual([

@@ -310,6 +310,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
         id: claimed.deliveryId,
         webhookId: webhook.id,
         eventId: claimed.eventId,
+        eventType: 'plant.created',
         plantId: 1n,
         status: 'delivered',
         nextAttemptAt: null,

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { WEBHOOK_LIMIT } from '@plant-store/schema';
+import { DEFAULT_WEBHOOK_EVENT_TYPES, WEBHOOK_LIMIT } from '@plant-store/schema';
 import type { AuditActor } from '../audit/audit-records.js';
 import { AUDIT_COLUMNS, auditValues } from '../audit/audit-sql.js';
 import { WebhookLimitError } from '../errors.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
+import { WEBHOOK_RECORD_COLUMNS } from './webhook-record-columns.js';
 import type { CreatedWebhook } from './webhook-records.js';
 
 // The default cap is part of the contract (the OpenAPI document states it): declared in the schema package.
@@ -20,6 +21,8 @@ const CREATE_WEBHOOK_LOCK_CLASS = 0x70_73_77_68;
 export interface NewWebhookInput {
   readonly url: string;
   readonly description?: string;
+  /** The event types it receives; absent: `['plant.created']` (the NewPlant body, as always). */
+  readonly eventTypes?: readonly string[] | undefined;
   /** The team that owns it: only that team (and platform:admin) sees and manages it. */
   readonly team: string;
   /** Most subscriptions its team may hold, this one included. */
@@ -29,17 +32,11 @@ export interface NewWebhookInput {
 }
 
 /** The Standard Webhooks secret format: `whsec_` and the base64 of 32 random bytes. */
-function generateWebhookSecret(): string {
+export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-interface CreatedRow {
-  readonly id: string;
-  readonly url: string;
-  readonly description: string | null;
-  readonly team: string;
-  readonly createdAt: Date;
-}
+type CreatedRow = Omit<CreatedWebhook, 'secret'>;
 
 /**
  * Registers a subscription for its team, unless the team holds `teamLimit` already
@@ -51,18 +48,19 @@ export async function createWebhook(prisma: PrismaClient, input: NewWebhookInput
   const secret = generateWebhookSecret();
   const description = input.description ?? null;
   const { team, actor } = input;
+  const eventTypes = [...(input.eventTypes ?? DEFAULT_WEBHOOK_EVENT_TYPES)];
   let rows: CreatedRow[];
   try {
     [, rows] = await prisma.$transaction([
       prisma.$executeRaw`SELECT pg_advisory_xact_lock(${CREATE_WEBHOOK_LOCK_CLASS}::int, hashtext(${team}::text))`,
       prisma.$queryRaw<CreatedRow[]>`WITH created AS (
-  INSERT INTO public.webhook_subscriptions (url, description, secret, team)
-  SELECT ${input.url}::text, ${description}::text, ${secret}::text, ${team}::varchar
+  INSERT INTO public.webhook_subscriptions (url, description, secret, team, event_types)
+  SELECT ${input.url}::text, ${description}::text, ${secret}::text, ${team}::varchar, ${eventTypes}::text[]
   WHERE (SELECT count(*) FROM public.webhook_subscriptions WHERE team = ${team}::varchar) < ${input.teamLimit}::int
-  RETURNING id::text AS id, url, description, team, created_at AS "createdAt"
+  RETURNING ${WEBHOOK_RECORD_COLUMNS}
 ), audited AS (
   INSERT INTO public.audit_events (${AUDIT_COLUMNS})
-  SELECT created.team, ${auditValues(actor, 'webhook.created', Prisma.sql`created.id`, { url: input.url })} FROM created
+  SELECT created.team, ${auditValues(actor, 'webhook.created', Prisma.sql`created.id`, { url: input.url, eventTypes })} FROM created
 )
 SELECT * FROM created`,
     ]);

@@ -21,7 +21,7 @@ export const deliveryRecordSelect = {
   nextAttemptAt: true,
   createdAt: true,
   deliveredAt: true,
-  event: { select: { plantId: true } },
+  event: { select: { plantId: true, type: true } },
   attempts: {
     select: { attemptedAt: true, statusCode: true, latencyMs: true, error: true },
     orderBy: { id: 'asc' },
@@ -36,7 +36,7 @@ interface DeliveryRow {
   readonly nextAttemptAt: Date | null;
   readonly createdAt: Date;
   readonly deliveredAt: Date | null;
-  readonly event: { readonly plantId: bigint };
+  readonly event: { readonly plantId: bigint; readonly type: string };
   readonly attempts: DeliveryRecord['attempts'];
 }
 
@@ -123,11 +123,12 @@ SELECT id FROM resent`;
   }
 }
 
-function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   return {
     id: row.id,
     webhookId: row.subscriptionId,
     eventId: row.eventId,
+    eventType: row.event.type,
     plantId: row.event.plantId,
     status: toDeliveryStatus(row.status),
     nextAttemptAt: row.nextAttemptAt,

@@ -60,6 +60,11 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
       description: 'Stock sync',
       team: 'default',
       createdAt: expect.any(Date),
+      eventTypes: ['plant.created'],
+      enabled: true,
+      disabledAt: null,
+      disabledReason: null,
+      previousSecretExpiresAt: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect(Buffer.from(first.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
@@ -120,6 +125,50 @@ describe.each(testEngines())('webhook subscriptions and their deliveries on %s',
     await expect(createWebhook(client.prisma, testWebhook({ url: 'https://late.example/' }))).rejects.toThrow(
       `team "default" has ${WEBHOOK_LIMIT} webhooks registered`,
     );
+  });
+
+  it('disables a subscription once every attempt has failed for the period; a success clears the count', async () => {
+    const healthy = await createWebhook(client.prisma, testWebhook({ url: 'https://healthy.example/' }));
+    const failing = await createWebhook(client.prisma, testWebhook({ url: 'https://failing.example/' }));
+    await insertPlantsFannedOut(client.sql, [{ id: 1n, name: 'one' }]);
+    const state = async (id: string) => {
+      const [row] = await client.rows<{ enabled: boolean; failing: boolean; reason: string | null }>(
+        `SELECT enabled, failing_since IS NOT NULL AS failing, disabled_reason AS reason
+         FROM webhook_subscriptions WHERE id = $1::uuid`,
+        [id],
+      );
+      return row;
+    };
+    const disable = { afterMs: 60_000 };
+    const retryNow = (attemptedAt: Date) => ({
+      ...outcome(false, 500),
+      attemptedAt,
+      retryAt: new Date(Date.now() - 1),
+    });
+
+    // Both first attempts claimed at once (a claim leases every due delivery).
+    const claims = await claimDeliveries(client.sql, CLAIM_ALL);
+    const first = claims.find((claim) => claim.webhookId === healthy.id);
+    const old = claims.find((claim) => claim.webhookId === failing.id);
+    if (!first || !old) throw new Error('two claims expected');
+    // A failure, then a success: the count starts and is cleared.
+    await recordAttempt(client.sql, first, retryNow(new Date()), disable);
+    expect(await state(healthy.id)).toEqual({ enabled: true, failing: true, reason: null });
+    const [second] = await claimFor(healthy.id);
+    if (!second) throw new Error('the retry expected');
+    await recordAttempt(client.sql, second, outcome(true, 200), disable);
+    expect(await state(healthy.id)).toEqual({ enabled: true, failing: false, reason: null });
+
+    // Failures only, the first a period ago (attempted_at is the attempt's own time): disabled by the next.
+    await recordAttempt(client.sql, old, retryNow(new Date(Date.now() - 61_000)), disable);
+    expect(await state(failing.id)).toMatchObject({ enabled: false, failing: true });
+    expect((await state(failing.id))?.reason).toMatch(
+      /^disabled by the service: every delivery attempt failed for 60 s \(since \d{4}-/,
+    );
+    // Its pending delivery waits: no claim finds it.
+    expect(await claimFor(failing.id)).toEqual([]);
+    const [delivery] = (await listDeliveries(client.prisma, failing.id, { limit: 10 }))?.deliveries ?? [];
+    expect(delivery?.status).toBe('pending');
   });
 
   it('pages through a webhook’s deliveries in ascending id order, each with its attempts oldest first', async () => {

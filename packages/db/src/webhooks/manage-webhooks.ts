@@ -3,6 +3,7 @@ import { AUDIT_COLUMNS, auditValues } from '../audit/audit-sql.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { translateError } from '../prisma-errors.js';
 import { isWebhookId } from './webhook-id.js';
+import { WEBHOOK_RECORD_COLUMNS } from './webhook-record-columns.js';
 import type { WebhookRecord } from './webhook-records.js';
 
 /** Whose subscriptions a call may see: one team's, or (absent) every team's (platform:admin). */
@@ -13,11 +14,10 @@ export interface TeamScope {
 /** The subscriptions of one team, or of every team, in creation order (the id orders ties), never a secret. */
 export async function listWebhooks(prisma: PrismaClient, { team }: TeamScope = {}): Promise<WebhookRecord[]> {
   try {
-    return await prisma.webhookSubscription.findMany({
-      select: { id: true, url: true, description: true, team: true, createdAt: true },
-      ...(team === undefined ? {} : { where: { team } }),
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    return await prisma.$queryRaw<WebhookRecord[]>`SELECT ${WEBHOOK_RECORD_COLUMNS}
+FROM public.webhook_subscriptions
+WHERE ${team ?? null}::varchar IS NULL OR team = ${team ?? null}::varchar
+ORDER BY created_at, id`;
   } catch (error) {
     throw translateError(error);
   }

@@ -14,6 +14,13 @@ const MAX_INT32 = 2_147_483_647;
  * subscription); an attempt row is written only for an update that applied. READ COMMITTED
  * re-checks `lease_id` on the row's latest version, so a lease taken over concurrently fails
  * it. The lease is given back with it. Returns the ids whose update applied.
+ *
+ * Each subscription's health follows in the same statement: an attempt delivered clears its
+ * `failing_since`; a failed one sets it (the first failure since the last success). One whose
+ * every attempt has failed for `$9` milliseconds (0: never) is disabled there and then, `$10`
+ * and since when its reason: its pending deliveries wait (the migration's trigger), and it gets no
+ * new events until its owner enables it again. Only a change is written: a healthy subscription's
+ * deliveries cost no write of it.
  */
 export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   SELECT *
@@ -29,11 +36,34 @@ export const RECORD_ATTEMPTS_SQL = `WITH input AS (
     lease_id = NULL
   FROM input
   WHERE deliveries.id = input.id AND deliveries.lease_id = input.lease_id
-  RETURNING deliveries.id
+  RETURNING deliveries.id, deliveries.subscription_id
 ), attempts AS (
   INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
   SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error
   FROM input JOIN updated ON updated.id = input.id
+), outcomes AS (
+  SELECT updated.subscription_id, bool_or(input.status = 'delivered') AS delivered,
+    min(input.attempted_at) AS first_failure
+  FROM updated JOIN input ON input.id = updated.id
+  GROUP BY updated.subscription_id
+), judged AS (
+  SELECT outcomes.*, coalesce(subscriptions.failing_since, outcomes.first_failure) AS failing_since,
+    NOT outcomes.delivered AND $9::bigint > 0 AND subscriptions.enabled
+      AND coalesce(subscriptions.failing_since, outcomes.first_failure) <= now() - $9::bigint * interval '1 millisecond' AS disable
+  FROM outcomes JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = outcomes.subscription_id
+  WHERE (outcomes.delivered AND subscriptions.failing_since IS NOT NULL)
+    OR (NOT outcomes.delivered AND (subscriptions.failing_since IS NULL OR subscriptions.enabled))
+), health AS (
+  UPDATE public.webhook_subscriptions AS subscriptions
+  SET failing_since = CASE WHEN judged.delivered THEN NULL ELSE judged.failing_since END,
+    enabled = subscriptions.enabled AND NOT judged.disable,
+    disabled_at = CASE WHEN judged.disable THEN now() ELSE subscriptions.disabled_at END,
+    disabled_reason = CASE WHEN judged.disable
+      THEN $10::text || ' (since ' || to_char(judged.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ')'
+      ELSE subscriptions.disabled_reason END
+  FROM judged
+  WHERE subscriptions.id = judged.subscription_id
+    AND (judged.disable OR subscriptions.failing_since IS DISTINCT FROM (CASE WHEN judged.delivered THEN NULL ELSE judged.failing_since END))
 )
 SELECT id::text AS id FROM updated`;
 
@@ -53,7 +83,23 @@ export interface RecordedAttempt {
  * lost (the attempt then counts for nothing here, and whoever holds the delivery now tries it
  * again: at-least-once).
  */
-export async function recordAttempts(sql: SqlRunner, attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
+/** When a subscription is disabled for failing: every attempt failed for `afterMs` (0: never). */
+export interface DisableFailingOptions {
+  readonly afterMs: number;
+}
+
+/** The reason a subscription disabled for failing shows, before since when. */
+export function failingReason(afterMs: number): string {
+  const days = afterMs / 86_400_000;
+  const period = days >= 1 ? `${Number(days.toFixed(2))} days` : `${Math.round(afterMs / 1000)} s`;
+  return `disabled by the service: every delivery attempt failed for ${period}`;
+}
+
+export async function recordAttempts(
+  sql: SqlRunner,
+  attempts: readonly RecordedAttempt[],
+  disable: DisableFailingOptions = { afterMs: 0 },
+): Promise<boolean[]> {
   if (attempts.length === 0) return [];
   const columns = {
     ids: [] as string[],
@@ -86,6 +132,8 @@ export async function recordAttempts(sql: SqlRunner, attempts: readonly Recorded
       columns.statusCodes,
       columns.latencies,
       columns.errors,
+      Math.max(0, Math.round(disable.afterMs)),
+      failingReason(disable.afterMs),
     ]);
     const applied = new Set(rows.map((row) => row.id));
     return columns.ids.map((id) => applied.has(id));
@@ -95,8 +143,13 @@ export async function recordAttempts(sql: SqlRunner, attempts: readonly Recorded
 }
 
 /** Records one attempt (see recordAttempts). */
-export async function recordAttempt(sql: SqlRunner, claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
-  const [recorded] = await recordAttempts(sql, [{ claim, outcome }]);
+export async function recordAttempt(
+  sql: SqlRunner,
+  claim: ClaimedDelivery,
+  outcome: AttemptOutcome,
+  disable?: DisableFailingOptions,
+): Promise<boolean> {
+  const [recorded] = await recordAttempts(sql, [{ claim, outcome }], disable);
   return recorded ?? false;
 }
 
@@ -118,6 +171,8 @@ export interface AttemptRecorderOptions {
    * it (unless a quarter of `maxBatchSize` are waiting). Default 0: it goes at once.
    */
   readonly lingerMs?: number;
+  /** When a failing subscription is disabled (see recordAttempts). Default: never. */
+  readonly disableFailing?: DisableFailingOptions;
 }
 
 /**
@@ -143,7 +198,7 @@ export function createAttemptRecorder(sql: SqlRunner, options: AttemptRecorderOp
         }
         const batch = takeBatch(queue.splice(0, options.maxBatchSize), queue);
         try {
-          const recorded = await recordAttempts(sql, batch);
+          const recorded = await recordAttempts(sql, batch, options.disableFailing);
           for (const [index, item] of batch.entries()) item.resolve(recorded[index] ?? false);
         } catch (error) {
           for (const item of batch) item.reject(error);

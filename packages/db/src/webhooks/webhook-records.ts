@@ -13,6 +13,15 @@ export interface WebhookRecord {
   /** The team that owns it. */
   readonly team: string;
   readonly createdAt: Date;
+  /** The event types it receives; `['plant.created']` alone keeps the NewPlant body. */
+  readonly eventTypes: readonly string[];
+  /** False: no new deliveries, and its pending ones wait until it is enabled again. */
+  readonly enabled: boolean;
+  /** When and why it was disabled; null while enabled. */
+  readonly disabledAt: Date | null;
+  readonly disabledReason: string | null;
+  /** While a rotation's grace period runs: when the previous secret stops signing; else null. */
+  readonly previousSecretExpiresAt: Date | null;
 }
 
 /** A subscription as created: the only time its signing secret is shown. */
@@ -40,7 +49,9 @@ export interface DeliveryRecord {
   readonly webhookId: string;
   /** The `webhook-id` header: `msg_` and a UUID, the same on every attempt and every subscription. */
   readonly eventId: string;
-  /** The created plant the event announces. */
+  /** plant.created, plant.updated, plant.deleted or webhook.test. */
+  readonly eventType: string;
+  /** The plant the event is about; 0 for a webhook.test event (about no plant). */
   readonly plantId: bigint;
   readonly status: DeliveryStatus;
   /** When the next attempt is due (pending only; null otherwise). */

@@ -9,7 +9,7 @@ export type SuccessStatus = 200 | 201 | 202 | 204;
 /** The groups operations are listed under, with what each holds. */
 export const OPERATION_TAGS = {
   plants: 'The plants in the store',
-  webhooks: "Receivers of plant-created events, and their deliveries: each team's own",
+  webhooks: "Receivers of plant events, and their deliveries: each team's own",
   tokens: "Bearer tokens: each team's issued, listed and revoked by its own tokens:manage token",
   audit: "Who did what, when, from where: each team's log",
   events: 'Every change to a plant, in commit order: a feed to catch up from',
@@ -48,6 +48,8 @@ export interface OperationDeclaration {
     readonly schema: v.GenericSchema;
     readonly description: string;
     readonly mediaTypes?: readonly string[];
+    /** The body may be left out altogether: the handler then gets the schema's output for `{}`. */
+    readonly optional?: true;
   };
   /**
    * The conditional request headers it honours (RFC 9110): `If-Match` (a change only while the

@@ -18,7 +18,14 @@ import {
   WebhookDeliveryListSchema,
   WebhookDeliverySchema,
   WebhookListSchema,
+  WebhookSchema,
 } from '../webhook.js';
+import {
+  RotatedWebhookSecretSchema,
+  RotateWebhookSecretSchema,
+  SECRET_GRACE_PERIOD_DEFAULT_SECONDS,
+  WebhookPatchSchema,
+} from '../webhook-changes.js';
 import type { OperationDeclaration } from './operation.js';
 
 const PAGE_QUERY_REFUSED = 'A query parameter is ill-formed or out of range, or given twice.';
@@ -195,7 +202,8 @@ export const operations = {
     alsoRequires: ['plants:read'],
     summary: 'Register a webhook',
     description: [
-      "Registers a receiver for the token's team: from now on, every plant created is POSTed to `url` (see the `plant.created` webhook of this document for the request it gets).",
+      "Registers a receiver for the token's team: from now on, every event of the types it chooses (`eventTypes`, by default `plant.created` alone) is POSTed to `url`.",
+      'With `plant.created` alone it gets the NewPlant as the body (the `/plant/webhook` webhook of this document); with any other choice, every chosen type as a Standard Webhooks envelope (the `plant.created`, `plant.updated` and `plant.deleted` webhooks).',
       'Its events carry plants, so the token needs `plants:read` as well.',
       'The answer carries the signing `secret`, shown this once only: keep it to verify signatures.',
       `The URL must be an absolute http or https URL of at most ${WEBHOOK_URL_MAX_LENGTH} characters, without credentials or fragment, whose host is a public address (a name must resolve to public addresses only); private, loopback and link-local addresses are refused unless the service runs with \`WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true\`.`,
@@ -221,6 +229,68 @@ export const operations = {
     description: 'Removes the subscription and its deliveries: nothing more is sent to it, pending retries included.',
     parameters: ['webhookId'],
     success: { status: 204, description: 'Deleted' },
+    errors: { 404: NO_SUCH_WEBHOOK },
+  },
+  updateWebhook: {
+    method: 'PATCH',
+    path: '/webhooks/{id}',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Change a webhook',
+    description: [
+      'Applies a JSON merge patch (RFC 7396) of `url`, `description` (null removes it), `eventTypes` and `enabled`: a field absent is kept.',
+      '`{"enabled": false}` disables it: it gets no new events (it catches up from `GET /events`), and its pending deliveries wait; `{"enabled": true}` enables it again, and they go out.',
+      'The service disables a subscription by itself when every attempt to it has failed for its `WEBHOOKS_DISABLE_AFTER_DAYS` (5 by default), saying so in `disabledReason`.',
+      'A new `url` is judged as at registration. Changes are recorded in the audit log.',
+    ].join(' '),
+    parameters: ['webhookId'],
+    body: {
+      schema: WebhookPatchSchema,
+      description: 'A JSON merge patch of the subscription',
+      mediaTypes: ['application/merge-patch+json', 'application/json'],
+    },
+    success: { status: 200, description: 'The subscription as it is now.', schema: WebhookSchema },
+    errors: {
+      400: 'The body is refused: a field ill-formed or null where it may not be, an unknown or repeated event type, or a URL that is not allowed (as at registration).',
+      404: NO_SUCH_WEBHOOK,
+    },
+  },
+  rotateWebhookSecret: {
+    method: 'POST',
+    path: '/webhooks/{id}/secret',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: "Rotate a webhook's secret",
+    description: [
+      'Gives the subscription a new signing secret, answered this once only.',
+      `For a grace period (\`gracePeriodSeconds\`, ${SECRET_GRACE_PERIOD_DEFAULT_SECONDS} s by default; 0: none) every delivery carries two \`v1,\` signatures, space-separated: one with the new secret and one with the previous, so receivers verifying with either accept it; afterwards only the new one.`,
+      'A rotation during a grace period ends the older secret at once: at most two secrets sign. Recorded in the audit log.',
+    ].join(' '),
+    parameters: ['webhookId'],
+    body: {
+      schema: RotateWebhookSecretSchema,
+      description: 'The grace period (optional: without a body, 24 h)',
+      optional: true,
+    },
+    success: {
+      status: 200,
+      description: 'The new secret (shown this once only), and until when the previous one signs too.',
+      schema: RotatedWebhookSecretSchema,
+    },
+    errors: { 400: 'The body is refused: `gracePeriodSeconds` out of range.', 404: NO_SUCH_WEBHOOK },
+  },
+  testWebhook: {
+    method: 'POST',
+    path: '/webhooks/{id}/test',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Send a test event',
+    description: [
+      'Sends the subscription a `webhook.test` event, a Standard Webhooks envelope (the `webhook.test` webhook of this document), whatever the types it chose, signed and retried as any other event.',
+      'It shows in the delivery log (`eventType` `webhook.test`, `plantId` 0: it is about no plant). A disabled subscription gets it once enabled. The body, if any, is ignored. Recorded in the audit log.',
+    ].join(' '),
+    parameters: ['webhookId'],
+    success: { status: 202, description: 'Queued: the delivery, pending, due now.', schema: WebhookDeliverySchema },
     errors: { 404: NO_SUCH_WEBHOOK },
   },
   listWebhookDeliveries: {
@@ -320,7 +390,7 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'List audit events',
     description: [
-      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created and deleted, delivery resent and plant deleted, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
+      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created, changed, disabled or enabled by hand, tested, given a new secret and deleted, delivery resent, and plant changed and deleted, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
       "Each event is written in the same transaction as its action. Events are kept for the service's `AUDIT_RETENTION_DAYS` (365 by default).",
       'Paged like `GET /plants`: when more events follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
     ].join(' '),
