@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'webhook.delivery_resent',
   'plant.updated',
   'plant.deleted',
+  'plants.imported',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
