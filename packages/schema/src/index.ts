@@ -105,6 +105,15 @@ export {
   TokenScopesSchema,
 } from './token.js';
 export {
+  EXPORT_CURSOR_HEADER,
+  type ExportPlantsQuery,
+  type ExportPlantsQueryInput,
+  ExportPlantsQuerySchema,
+  type ImportResult,
+  ImportResultSchema,
+  NDJSON_TYPE,
+} from './transfer.js';
+export {
   type CreatedWebhook,
   CreatedWebhookSchema,
   DELIVERIES_PAGE_DEFAULT_LIMIT,

@@ -11,13 +11,13 @@ import type { ImportLine } from './import-plants.js';
 /** The plants as an import's lines, numbered from 1. */
 async function* linesOf(plants: readonly NewPlant[]): AsyncGenerator<ImportLine> {
   let line = 0;
-  for (const plant of plants) yield { line: ++line, plant };
+  for (const plant of plants) yield { line: ++line, value: plant };
 }
 
 /** Lines that fail after `count` good ones, as a request cut short does. */
 async function* failingAfter(count: number, error: Error): AsyncGenerator<ImportLine> {
   for (let line = 1; line <= count; line++)
-    yield { line, plant: { id: BigInt(1_000_000 + line), name: `cut ${line}` } };
+    yield { line, value: { id: BigInt(1_000_000 + line), name: `cut ${line}` } };
   throw error;
 }
 

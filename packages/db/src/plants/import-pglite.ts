@@ -34,7 +34,7 @@ export async function importPlantsPGlite(
     const insert = `INSERT INTO ${table} (line, id, name, tag)
       SELECT * FROM unnest($1::text[]::bigint[], $2::text[]::bigint[], $3::text[], $4::text[])`;
     let batch = newBatch();
-    for await (const { line, plant } of lines) {
+    for await (const { line, value: plant } of lines) {
       options.signal?.throwIfAborted();
       batch.lines.push(String(line));
       batch.ids.push(plant.id.toString());

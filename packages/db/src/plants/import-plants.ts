@@ -4,10 +4,10 @@ import { actorParameters } from '../audit/audit-sql.js';
 import { ImportRejectedError } from '../errors.js';
 import { fanOutDue, plantEnvelopeJson, plantJson } from './plant-json.js';
 
-/** One line of an import, validated (a NewPlant), with its 1-based line number in the stream. */
+/** One line of an import, validated (`value`, a NewPlant), with its 1-based line number in the stream. */
 export interface ImportLine {
   readonly line: number;
-  readonly plant: NewPlant;
+  readonly value: NewPlant;
 }
 
 export interface ImportOptions {

@@ -73,7 +73,7 @@ export async function importPlantsPostgres(
 export async function* copyText(lines: AsyncIterable<ImportLine>, signal?: AbortSignal): AsyncGenerator<string> {
   let chunk = '';
   let count = 0;
-  for await (const { line, plant } of lines) {
+  for await (const { line, value: plant } of lines) {
     signal?.throwIfAborted();
     chunk += `${line}\t${plant.id}\t${copyField(plant.name)}\t${plant.tag === undefined ? '\\N' : copyField(plant.tag)}\n`;
     if (++count === LINES_PER_CHUNK) {
