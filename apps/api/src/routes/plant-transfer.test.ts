@@ -1,5 +1,9 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { createPlantStoreClient } from '@plant-store/client';
 import { BULK_APPLICATION_NAME } from '@plant-store/db';
 import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { EXPORT_CURSOR_HEADER, INT64_MAX, INT64_MIN, parseJson, type StoredPlant } from '@plant-store/schema';
@@ -275,6 +279,53 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
     const tagged = exportedLines(gunzipSync(zipped.body).toString());
     expect(tagged).toHaveLength(33_334);
     expect(tagged.every((plant) => plant.tag === 'bulk')).toBe(true);
+  });
+
+  it('imports and exports through @plant-store/client: a file, an iterable of plants, gzip, the cursor', async () => {
+    const client = createPlantStoreClient({ baseUrl: service.url, token: writer, fetch: checkedFetch });
+    const folder = await mkdtemp(join(tmpdir(), 'plant-import-'));
+    onTestFinished(() => rm(folder, { recursive: true, force: true }));
+    const file = join(folder, 'plants.ndjson');
+    await writeFile(file, `${ndjson([{ id: 700n, name: 'From a file', tag: 'client' }])}\n`);
+    const progress: number[] = [];
+    expect(await client.importPlants(file, { onProgress: ({ lines }) => progress.push(lines) })).toEqual({
+      lines: 1,
+      stored: 1,
+      alreadyStored: 0,
+    });
+    expect(progress.at(-1)).toBe(1);
+    const plants = [
+      { id: INT64_MAX - 1n, name: 'From an iterable', tag: 'client' },
+      { id: 701n, name: 'Also', tag: 'client' },
+    ];
+    expect(await client.importPlants(plants, { gzip: true })).toEqual({ lines: 2, stored: 2, alreadyStored: 0 });
+    const refused = await client.importPlants([{ id: 700n, name: 'Other', tag: 'client' }]).catch((error) => error);
+    expect(refused).toMatchObject({
+      status: 400,
+      error: 400,
+      message: expect.stringMatching(/^line 1: a plant with id 700/),
+    });
+
+    const readerClient = createPlantStoreClient({ baseUrl: service.url, token: reader, fetch: checkedFetch });
+    const cursors: string[] = [];
+    const exported: StoredPlant[] = [];
+    for await (const plant of readerClient.exportPlants(
+      { tag: 'client' },
+      { onCursor: (cursor) => cursors.push(cursor) },
+    )) {
+      exported.push(plant);
+    }
+    expect(exported).toEqual([
+      { id: 700n, name: 'From a file', tag: 'client' },
+      { id: 701n, name: 'Also', tag: 'client' },
+      { id: INT64_MAX - 1n, name: 'From an iterable', tag: 'client' },
+    ]);
+    expect(cursors).toHaveLength(1);
+    // Stopping early ends the request.
+    for await (const plant of readerClient.exportPlants()) {
+      expect(plant.id).toBe(INT64_MIN);
+      break;
+    }
   });
 
   it('gives its connection back when the client hangs up half-way through an export', async () => {
