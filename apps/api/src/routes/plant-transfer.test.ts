@@ -13,6 +13,8 @@ import { checkedFetch, failOnContractViolations } from '../test-support/checked-
 import { expectError } from '../test-support/expect-error.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
 import { waitUntil } from '../test-support/wait-until.js';
+import { FAST_WEBHOOKS, subscribe } from '../test-support/webhook-end-to-end.js';
+import { startWebhookReceiver } from '../test-support/webhook-receiver.js';
 
 failOnContractViolations();
 
@@ -78,7 +80,8 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
 
   beforeAll(async () => {
     storage = await createTestStorage(engine, { migrated: true });
-    service = await startTestService(storage);
+    // Loopback receivers allowed and a fast poll: imported plants are delivered to a subscription too.
+    service = await startTestService(storage, FAST_WEBHOOKS);
     writer = (await service.db.issueToken(testToken({ name: 'writer', scopes: ['plants:write'] }))).token;
     reader = (await service.db.issueToken(testToken({ name: 'reader', scopes: ['plants:read'] }))).token;
   });
@@ -326,6 +329,28 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
       expect(plant.id).toBe(INT64_MIN);
       break;
     }
+  });
+
+  it('announces imported plants to subscriptions, like any create', async () => {
+    const manager = (
+      await service.db.issueToken(testToken({ name: 'hooks', scopes: ['plants:read', 'webhooks:manage'] }))
+    ).token;
+    const receiver = await startWebhookReceiver();
+    onTestFinished(() => receiver.close());
+    await subscribe(service.url, manager, receiver.url);
+    const imported = await importText(
+      ndjson([
+        { id: 800n, name: 'Announced' },
+        { id: 801n, name: 'Too', tag: 'hook' },
+      ]),
+    );
+    expect(imported.status).toBe(200);
+    const received = await receiver.waitFor(2, 15_000);
+    // A subscription to plant.created alone gets the NewPlant, byte for byte what a create's delivery carries.
+    expect(received.map((delivery) => delivery.body).sort()).toEqual([
+      '{"id":800,"name":"Announced"}',
+      '{"id":801,"name":"Too","tag":"hook"}',
+    ]);
   });
 
   it('gives its connection back when the client hangs up half-way through an export', async () => {
