@@ -370,7 +370,7 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'List audit events',
     description: [
-      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created and deleted, delivery resent and plant deleted, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
+      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created and deleted, delivery resent, plant deleted and import of plants, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
       "Each event is written in the same transaction as its action. Events are kept for the service's `AUDIT_RETENTION_DAYS` (365 by default).",
       'Paged like `GET /plants`: when more events follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
     ].join(' '),
