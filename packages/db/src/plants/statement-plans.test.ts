@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listEvents } from '../events/list-events.js';
+import { currentEventCursor, listEvents } from '../events/list-events.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { openTestClient, type TestClient } from '../test-support/open-test-client.js';
 import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines } from '../testing.js';
+import { fanOutEvents } from '../webhooks/fan-out-events.js';
+import { deleteOldWebhookData } from '../webhooks/retention.js';
 import { deletePlant } from './delete-plant.js';
 import { exportPlantsSql } from './export-plants.js';
 import { findPlantRows } from './find-plant.js';
@@ -142,6 +144,16 @@ describe.each(testEngines())('the plans of the statements on plants and events (
     const typed = await plansOf((sql) => listEvents(sql, { limit: PAGE, after, type: 'plant.deleted' }));
     expectIndexReads(typed);
     expectPageReads(typed, PAGE);
+  });
+
+  it('fans events out from the queue, and deletes old ones, along their indexes', async () => {
+    // Events queued for the fan-out: a few among the 100,000 written fanned out already.
+    await client.rows(`UPDATE public.webhook_events SET fanned_out_at = NULL WHERE seq % 10000 = 0`);
+    const fanOut = await plansOf((sql) => fanOutEvents(sql, { maxDeliveries: PAGE }));
+    expectIndexReads(fanOut);
+    expectPageReads(fanOut, PAGE);
+    expectIndexReads(await plansOf((sql) => deleteOldWebhookData(sql, { olderThanMs: 0, batchSize: PAGE })));
+    expectIndexReads(await plansOf((sql) => currentEventCursor(sql)));
   });
 
   it('creates, updates and deletes by primary key', async () => {
