@@ -200,11 +200,14 @@ describe.each(testEngines())('the plans of the statements on plants and events (
     const plans = await plansOf(async (sql) => {
       await client.rows(createStagingTableSql('plant_import_plan', true));
       await client.rows(
-        `INSERT INTO plant_import_plan SELECT i, i * 7, 'import ' || i, NULL FROM generate_series(1, 1000) AS i`,
+        `INSERT INTO plant_import_plan SELECT i, ${ROWS} + i, 'import ' || i, NULL FROM generate_series(1, 1000) AS i`,
       );
       await client.rows('ANALYZE plant_import_plan');
       return sql.query(mergeImportSql('plant_import_plan'), mergeParameters({ actor: TEST_ACTOR }));
     });
     expectIndexReads(plans);
+    // The 1,000 new plants were inserted (in the transaction rolled back), each checked along the primary key.
+    const inserts = plans.flatMap((plan) => planNodes(plan)).filter((node) => node['Node Type'] === 'ModifyTable');
+    expect(inserts.find((node) => node['Relation Name'] === 'plants')?.['Actual Rows']).toBe(1_000);
   });
 });
