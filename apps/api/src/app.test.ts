@@ -34,6 +34,10 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     updatePlant: async () => ({ outcome: 'missing' }),
     listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
     deletePlant: async () => ({ outcome: 'missing' }),
+    importPlants: async () => ({ lines: 0, stored: 0, alreadyStored: 0, events: 0 }),
+    exportPlants: async () => {
+      throw new Error('not used');
+    },
     listEvents: async () => ({ expired: false, json: '[]', lastCursor: undefined, hasMore: false }),
     currentEventCursor: async () => '1.0',
     ping: async () => {},

@@ -19,6 +19,7 @@ import { addHealthRoutes } from './routes/health.js';
 import { addMetricsRoute } from './routes/metrics.js';
 import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
+import { transferHandlers } from './routes/plant-transfer.js';
 import { plantHandlers } from './routes/plants.js';
 import { tokenHandlers } from './routes/tokens.js';
 import { webhookHandlers } from './routes/webhooks.js';
@@ -34,6 +35,8 @@ export interface AppDependencies {
     | 'updatePlant'
     | 'listPlants'
     | 'deletePlant'
+    | 'importPlants'
+    | 'exportPlants'
     | 'listEvents'
     | 'currentEventCursor'
     | 'authenticateToken'
@@ -128,6 +131,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     router,
     {
       ...plantHandlers(deps),
+      ...transferHandlers({ db: deps.db, maxLineBytes: deps.bodyLimitBytes, tracing: deps.tracing }),
       ...webhookHandlers({ ...deps, urlPolicy, perTeamLimit: teams.webhooksPerTeam }),
       ...tokenHandlers({ ...deps, delegation: teams.delegation, perTeamLimit: teams.tokensPerTeam }),
       ...auditHandlers(deps),

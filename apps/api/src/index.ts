@@ -8,8 +8,10 @@
  * memory, up to 64 MB, which under load cost 50 to 100 MB of RSS for no throughput (measured with
  * pnpm bench; the RSS budget is 250 MB).
  */
+import { isPlantStoreError } from '@plant-store/client';
 import { DataDirLockedError, MigrationsPendingError, TokenNameTakenError, TokenNotFoundError } from '@plant-store/db';
 import { runMigrateCommand } from './cli/migrate-command.js';
+import { USAGE as PLANTS_USAGE, runPlantsCommand } from './cli/plants-command.js';
 import { runServeCommand } from './cli/serve-command.js';
 import { EmbeddedDatabaseInUseError, runTokenCommand, USAGE as TOKEN_USAGE, UsageError } from './cli/token-command.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -21,6 +23,7 @@ export const USAGE = `Usage: plant-store [command]   (in a checkout: pnpm start,
   serve                      run the service (the default)
   migrate                    apply pending database migrations, then exit
   token create|list|revoke   manage bearer tokens; plant-store token --help for more
+  plants import|export FILE  move plants in or out through the HTTP API; plant-store plants --help for more
 
 Configuration comes from the environment: see docs/configuration.md.`;
 
@@ -71,6 +74,18 @@ async function main(argv: readonly string[]): Promise<void> {
       }
       // Its output is for people and scripts: the token alone on the last stdout line.
       return runTokenCommand(rest, loadConfig(), { out: (line) => process.stdout.write(`${line}\n`) });
+    case 'plants':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(`${PLANTS_USAGE}\n`);
+        return;
+      }
+      // A client of the service (over HTTP): no configuration of the service's own is read.
+      return runPlantsCommand(rest, {
+        env: process.env,
+        out: (line) => process.stdout.write(`${line}\n`),
+        progress: process.stderr,
+        stdout: process.stdout,
+      });
     case 'help':
     case '--help':
     case '-h':
@@ -92,7 +107,8 @@ main(process.argv.slice(2)).then(
   () => (command === undefined || command === 'serve' ? undefined : logOutput.flush(LOG_FLUSH_AT_EXIT_MS)),
   (error: unknown) => {
     if (error instanceof UsageError || isArgumentError(error)) {
-      process.stderr.write(`plant-store: ${error.message}\n\n${command === 'token' ? TOKEN_USAGE : USAGE}\n`);
+      const usage = command === 'token' ? TOKEN_USAGE : command === 'plants' ? PLANTS_USAGE : USAGE;
+      process.stderr.write(`plant-store: ${error.message}\n\n${usage}\n`);
       return exit(2);
     }
     const expected = EXPECTED_ERRORS.some((type) => error instanceof type);
@@ -101,6 +117,11 @@ main(process.argv.slice(2)).then(
       if (!expected) throw error;
       process.stderr.write(`plant-store token: ${(error as Error).message}\n`);
       return exit(2);
+    }
+    if (command === 'plants') {
+      // The service's answer (a 400 naming the line, a 403) or why it could not be reached: one line.
+      process.stderr.write(`plant-store plants: ${error instanceof Error ? error.message : String(error)}\n`);
+      return exit(isPlantStoreError(error) && error.kind === 'error-response' ? 2 : 1);
     }
     // The service's own failures to start go to the log, like everything else it says.
     if (error instanceof MigrationsPendingError) {

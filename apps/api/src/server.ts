@@ -11,6 +11,7 @@ import { databaseConnectionEvents } from './health/database-connection-events.js
 import { createReadiness, READINESS_MAX_AGE_MS } from './health/readiness.js';
 import { endWithin } from './http/close-after-answer.js';
 import { guardConnections } from './http/connection-guard.js';
+import { isExemptFromRequestTimeout } from './http/long-requests.js';
 import { PortUnavailableError, type PortVariable } from './http/port-unavailable-error.js';
 import { createRequestLoad } from './http/request-load.js';
 import type { Logger, LogOutput } from './logger.js';
@@ -336,6 +337,8 @@ const CHUNK_FRAMING_ERRORS: ReadonlySet<string> = new Set(['HPE_INVALID_CHUNK_SI
  * a 400 nobody receives, no error logged), and whatever it answers is not sent.
  */
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // An import's body is sent for as long as its data takes (see exemptFromRequestTimeout).
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && isExemptFromRequestTimeout(socket)) return;
   // A request that timed out or a reset connection has nobody left to answer.
   const gone = error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
   const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;

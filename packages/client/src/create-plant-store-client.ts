@@ -3,6 +3,8 @@ import type {
   CreatedToken,
   CreatedWebhook,
   Event,
+  ExportPlantsQueryInput,
+  ImportResult,
   ListAuditEventsQueryInput,
   ListDeliveriesQueryInput,
   ListEventsQueryInput,
@@ -50,6 +52,13 @@ import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 import { revokeToken } from './revoke-token.js';
 import { type RotateWebhookSecretOptions, rotateWebhookSecret } from './rotate-webhook-secret.js';
 import { sendWebhookTest } from './send-webhook-test.js';
+import {
+  type ExportPlantsOptions,
+  exportPlants,
+  type ImportPlantsOptions,
+  type ImportSource,
+  importPlants,
+} from './transfer-plants.js';
 import { type UpdatePlantOptions, updatePlant } from './update-plant.js';
 import { updateWebhook } from './update-webhook.js';
 
@@ -83,6 +92,19 @@ export interface PlantStoreClient {
   listPlants(query?: ListPlantsQueryInput, options?: CallOptions): Promise<PlantsPage>;
   /** Every plant (or every plant with `tag`), page after page, following `Link: rel="next"`. */
   plants(options?: IteratePlantsOptions): AsyncGenerator<StoredPlant, void, undefined>;
+  /**
+   * `POST /plants/import`: streams plants in as NDJSON (from a file path, a Blob, a stream or an
+   * iterable of bytes or of plants); all or nothing, the counts once every line is stored.
+   */
+  importPlants(source: ImportSource, options?: ImportPlantsOptions): Promise<ImportResult>;
+  /**
+   * `GET /plants/export`: every plant (or one tag's) from one snapshot, in id order, as it streams
+   * in; `onCursor` gets the snapshot's event-feed cursor first.
+   */
+  exportPlants(
+    query?: ExportPlantsQueryInput,
+    options?: ExportPlantsOptions,
+  ): AsyncGenerator<StoredPlant, void, undefined>;
   /**
    * `DELETE /plants/{id}`; a PlantStoreError with `error` 404 when there is none. Retried only on
    * the service's own 503/429 Error, never after a lost answer; a retry answered 404 resolves.
@@ -191,6 +213,8 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     updatePlant: (id, patch, updateOptions) => updatePlant(context, id, patch, updateOptions),
     listPlants: (query, callOptions) => listPlants(context, query, callOptions),
     plants: (iterateOptions) => iteratePlants(context, iterateOptions),
+    importPlants: (source, importOptions) => importPlants(context, source, importOptions),
+    exportPlants: (query, exportOptions) => exportPlants(context, query, exportOptions),
     deletePlant: (id, deleteOptions) => deletePlant(context, id, deleteOptions),
     listEvents: (query, callOptions) => listEvents(context, query, callOptions),
     getEventCursor: (callOptions) => getEventCursor(context, callOptions),

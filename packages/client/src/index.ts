@@ -6,6 +6,8 @@ export type {
   CreatedWebhook,
   DeliveryStatus,
   Event,
+  ExportPlantsQueryInput,
+  ImportResult,
   ListAuditEventsQuery,
   ListAuditEventsQueryInput,
   ListDeliveriesQuery,
@@ -54,4 +56,5 @@ export {
 export type { PreconditionOptions, VersionedStoredPlant } from './plant-versions.js';
 export { DEFAULT_RETRY_POLICY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 export type { RotateWebhookSecretOptions } from './rotate-webhook-secret.js';
+export type { ExportPlantsOptions, ImportPlantsOptions, ImportSource } from './transfer-plants.js';
 export type { UpdatePlantOptions } from './update-plant.js';

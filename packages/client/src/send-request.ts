@@ -130,7 +130,7 @@ function readSuccessBody(request: PlantStoreRequest, response: Response, text: s
 }
 
 /** The error for an answer other than the success status: the service's Error body when it sent one. */
-function errorFromAnswer(request: PlantStoreRequest, response: Response, text: string): PlantStoreError {
+export function errorFromAnswer(request: PlantStoreRequest, response: Response, text: string): PlantStoreError {
   const retryAfterSeconds = parseRetryAfter(response.headers.get('Retry-After'));
   const status = response.status;
   const errorBody = status >= 400 ? readErrorBody(text) : undefined;
@@ -215,7 +215,7 @@ function transportError(request: PlantStoreRequest, deadline: Deadline, cause: u
   });
 }
 
-function abortedError(request: PlantStoreRequest, cause: unknown): PlantStoreError {
+export function abortedError(request: PlantStoreRequest, cause: unknown): PlantStoreError {
   return new PlantStoreError({
     kind: 'aborted',
     status: 0,

@@ -21,6 +21,15 @@ import {
 import { createPGliteKeepingText } from './pglite-exact-text.js';
 import type { CreatePlantResult } from './plants/create-plant.js';
 import { type DeletePlantOptions, type DeletePlantResult, deletePlant } from './plants/delete-plant.js';
+import {
+  type ExportOptions,
+  exportPlantsPGlite,
+  exportPlantsPostgres,
+  type PlantExport,
+} from './plants/export-plants.js';
+import { importPlantsPGlite } from './plants/import-pglite.js';
+import type { ImportLine, ImportOptions, ImportResult } from './plants/import-plants.js';
+import { importPlantsPostgres } from './plants/import-postgres.js';
 import type { PlantPage } from './plants/list-plants.js';
 import { createPlantReader } from './plants/plant-reader.js';
 import type { VersionedPlant } from './plants/plant-record.js';
@@ -85,6 +94,12 @@ export interface DatabaseOptions {
   readonly migrate?: boolean;
   /** PostgreSQL connection pool size. */
   readonly poolSize?: number;
+  /**
+   * PostgreSQL connections for imports and exports, apart from the pool (default 4): each holds one
+   * for its whole length, without the statement timeout. One more waits for a connection up to a
+   * second, then fails as the database being unavailable (503).
+   */
+  readonly bulkConnections?: number;
   /** How long to wait for the embedded data folder's lock (see lockDataDir). */
   readonly lockWaitMs?: number;
   /** Called if the embedded data folder's lock is lost while open (see lockDataDir). */
@@ -157,6 +172,14 @@ export interface Database {
   updatePlant(update: PlantUpdate): Promise<UpdatePlantResult>;
   /** One page of plants in ascending id order (see listPlants). */
   listPlants(query: ListPlantsQuery): Promise<PlantPage>;
+  /**
+   * Imports validated lines, all or nothing (see importPlantsPostgres, importPlantsPGlite): throws
+   * ImportRejectedError for a line that breaks a rule across lines or against the stored plants, and
+   * rethrows whatever the lines throw; either way nothing of it is stored.
+   */
+  importPlants(lines: AsyncIterable<ImportLine>, options: ImportOptions): Promise<ImportResult>;
+  /** Every plant (or one tag's) from one snapshot, in id order (see exportPlantsPostgres, exportPlantsPGlite). */
+  exportPlants(options: ExportOptions): Promise<PlantExport>;
   /**
    * Deletes a plant (under If-Match, when given), with its plant.deleted event and who did it in
    * the audit log; see DeletePlantResult.
@@ -279,6 +302,18 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   // An idle connection that fails (the server restarts) is dropped by the pool and replaced on
   // the next query; without a listener its error would end the process.
   pool.on('error', () => {});
+  // Imports and exports run for as long as their data takes: on connections of their own, without
+  // the statement timeout, so that they never take the requests' connections.
+  const bulkPool = createPostgresPool(
+    url,
+    {
+      max: options.bulkConnections ?? BULK_CONNECTIONS,
+      connectionTimeoutMillis: 1_000,
+      application_name: BULK_APPLICATION_NAME,
+    },
+    { onConnectionEvent: options.onConnectionEvent },
+  );
+  bulkPool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return await createDatabase(
     'postgres',
@@ -289,7 +324,11 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     options,
     async () => {
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), bulkPool.end()]);
+    },
+    {
+      importPlants: (lines, importOptions) => importPlantsPostgres(bulkPool, lines, importOptions),
+      exportPlants: (exportOptions) => exportPlantsPostgres(bulkPool, exportOptions),
     },
   );
 }
@@ -306,11 +345,23 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     const applied = await migrateOrCheck({ kind: 'pglite', client: pglite }, options);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     const client = pglite;
-    return await createDatabase('pglite', prisma, client, applied, PGLITE_WRITE_BATCHES, options, async () => {
-      await prisma.$disconnect();
-      await client.close();
-      await release();
-    });
+    return await createDatabase(
+      'pglite',
+      prisma,
+      client,
+      applied,
+      PGLITE_WRITE_BATCHES,
+      options,
+      async () => {
+        await prisma.$disconnect();
+        await client.close();
+        await release();
+      },
+      {
+        importPlants: (lines, importOptions) => importPlantsPGlite(client, lines, importOptions),
+        exportPlants: (exportOptions) => exportPlantsPGlite(client, exportOptions),
+      },
+    );
   } catch (error) {
     await pglite?.close().catch(() => {});
     await release();
@@ -351,6 +402,10 @@ export async function migrateDatabase(
 
 /** Whether the session could write (false on a primary, true on a standby): ping's question. */
 const READ_ONLY_SQL = "SELECT current_setting('transaction_read_only') = 'on' AS read_only";
+/** PostgreSQL connections for imports and exports by default (see DatabaseOptions.bulkConnections). */
+const BULK_CONNECTIONS = 4;
+/** The bulk connections' application_name: how pg_stat_activity tells them. */
+export const BULK_APPLICATION_NAME = 'plant-store-bulk';
 /** The longest a statement may run on PostgreSQL before the server cancels it (a 503). */
 const STATEMENT_TIMEOUT_MS = 900;
 /** PGlite runs one statement at a time: more batches in flight would only queue. */
@@ -402,6 +457,7 @@ async function createDatabase(
   maxConcurrentWriteBatches: number,
   options: DatabaseOptions,
   closeConnections: () => Promise<void>,
+  bulk: Pick<Database, 'importPlants' | 'exportPlants'>,
 ): Promise<Database> {
   const { observe, trace, onWebhookEvents, tokenUseFlushMs, onTokenUseFlushError } = options;
   let closing: Promise<void> | undefined;
@@ -458,6 +514,12 @@ async function createDatabase(
     findPlant: (id) => reader.find(id),
     updatePlant: (update) => updater.update(update),
     listPlants: (query) => reader.list(query),
+    async importPlants(lines, importOptions) {
+      const result = await bulk.importPlants(lines, importOptions);
+      if (result.events > 0) onWebhookEvents?.();
+      return result;
+    },
+    exportPlants: (exportOptions) => bulk.exportPlants(exportOptions),
     async deletePlant(id, actor, options) {
       const result = await deletePlant(sql, id, actor, options);
       if (result.outcome === 'deleted' && result.events > 0) onWebhookEvents?.();

@@ -78,3 +78,39 @@ export class TokenLimitError extends Error {
     super(`team "${team}" holds ${limit} active tokens already, its limit; revoke one first`);
   }
 }
+
+/** Why an import was refused: the rule a line broke (see ImportRejectedError). */
+export type ImportRule = 'repeated-id' | 'stored-conflict';
+
+/**
+ * An import refused because of one of its lines: nothing of it was stored. `line` is the
+ * 1-based line number in the stream; for a repeated id, `firstLine` is the earlier line.
+ */
+export class ImportRejectedError extends Error {
+  override readonly name = 'ImportRejectedError';
+  private constructor(
+    readonly line: number,
+    readonly rule: ImportRule,
+    message: string,
+    readonly firstLine?: number,
+  ) {
+    super(message);
+  }
+
+  static repeatedId(line: number, firstLine: number, id: bigint): ImportRejectedError {
+    return new ImportRejectedError(
+      line,
+      'repeated-id',
+      `line ${line}: id ${id} is repeated from line ${firstLine} with another name or tag`,
+      firstLine,
+    );
+  }
+
+  static storedConflict(line: number, id: bigint): ImportRejectedError {
+    return new ImportRejectedError(
+      line,
+      'stored-conflict',
+      `line ${line}: a plant with id ${id} already exists with a different name or tag`,
+    );
+  }
+}

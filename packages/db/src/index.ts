@@ -6,6 +6,7 @@ export {
 } from './audit/audit-records.js';
 export type { ListAuditEventsQuery } from './audit/list-audit-events.js';
 export {
+  BULK_APPLICATION_NAME,
   type CreatePlantContext,
   type Database,
   type DatabaseEngine,
@@ -17,6 +18,8 @@ export {
 export {
   DatabaseUnavailableError,
   DataDirLockedError,
+  ImportRejectedError,
+  type ImportRule,
   MigrationsPendingError,
   PlantConflictError,
   TokenLimitError,
@@ -42,6 +45,8 @@ export type {
 } from './observe.js';
 export type { CreatePlantResult } from './plants/create-plant.js';
 export type { DeletePlantOptions, DeletePlantResult } from './plants/delete-plant.js';
+export type { ExportOptions, PlantExport } from './plants/export-plants.js';
+export type { ImportLine, ImportOptions, ImportResult } from './plants/import-plants.js';
 export type { PlantPage } from './plants/list-plants.js';
 export type { VersionedPlant } from './plants/plant-record.js';
 export type { UpdatePlantResult } from './plants/plant-updater.js';

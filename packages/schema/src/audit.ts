@@ -27,6 +27,7 @@ export const AUDIT_ACTIONS = [
   'webhook.tested',
   'plant.updated',
   'plant.deleted',
+  'plants.imported',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

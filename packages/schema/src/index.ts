@@ -105,6 +105,15 @@ export {
   TokenScopesSchema,
 } from './token.js';
 export {
+  EXPORT_CURSOR_HEADER,
+  type ExportPlantsQuery,
+  type ExportPlantsQueryInput,
+  ExportPlantsQuerySchema,
+  type ImportResult,
+  ImportResultSchema,
+  NDJSON_TYPE,
+} from './transfer.js';
+export {
   type CreatedWebhook,
   CreatedWebhookSchema,
   DEFAULT_WEBHOOK_EVENT_TYPES,

@@ -1,4 +1,4 @@
-import { DatabaseUnavailableError, PlantConflictError } from '@plant-store/db';
+import { DatabaseUnavailableError, ImportRejectedError, PlantConflictError } from '@plant-store/db';
 import { ErrorCode } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import { ApiError, type ErrorAnswer } from '../http/api-error.js';
@@ -108,6 +108,8 @@ interface HttpLikeError {
 function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof PlantConflictError) return new ApiError(ErrorCode.Conflict, error.message);
+  // An import's line that breaks a rule across lines or against the stored plants: its message names the line.
+  if (error instanceof ImportRejectedError) return new ApiError(ErrorCode.InvalidRequest, error.message);
   if (error instanceof DatabaseUnavailableError) {
     return new ApiError(ErrorCode.DatabaseUnavailable, 'the database is unavailable; retry shortly', {
       headers: { 'Retry-After': RETRY_AFTER_SECONDS },

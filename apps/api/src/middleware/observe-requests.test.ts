@@ -213,6 +213,12 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
         updatePlant: async () => ({ outcome: 'missing' }),
         deletePlant: async () => ({ outcome: 'missing' }),
+        importPlants: async () => {
+          throw new Error('not used');
+        },
+        exportPlants: async () => {
+          throw new Error('not used');
+        },
         listEvents: async () => ({ expired: false, json: '[]', lastCursor: undefined, hasMore: false }),
         currentEventCursor: async () => '1.0',
         ping: async () => {},

@@ -1,4 +1,10 @@
-import { PlantConflictError, TokenLimitError, TokenNameTakenError, WebhookLimitError } from '@plant-store/db';
+import {
+  ImportRejectedError,
+  PlantConflictError,
+  TokenLimitError,
+  TokenNameTakenError,
+  WebhookLimitError,
+} from '@plant-store/db';
 import {
   AUDIT_EVENTS_PAGE_MAX_LIMIT,
   type AuditEvent,
@@ -8,6 +14,7 @@ import {
   DeliveryIdSchema,
   EVENTS_PAGE_MAX_LIMIT,
   type EventList,
+  ExportPlantsQuerySchema,
   ListAuditEventsQuerySchema,
   ListDeliveriesQuerySchema,
   ListEventsQuerySchema,
@@ -34,6 +41,7 @@ import {
   WebhookPatchSchema,
 } from '@plant-store/schema';
 import type * as v from 'valibot';
+import { lineMessage, lineTooLongMessage } from '../http/ndjson-lines.js';
 import { plantNotFound, versionMismatch } from '../routes/plants.js';
 import { tokenNotFound } from '../routes/tokens.js';
 import { deliveryNotFound, webhookNotFound } from '../routes/webhooks.js';
@@ -245,6 +253,30 @@ export const OPERATION_EXAMPLES = {
         name: ['Invalid name', validationMessage(NewPlantSchema, { id: 1, name: '' })],
       },
       409: { conflict: ['Same id, other content', new PlantConflictError(EXAMPLE_PLANT.id).message] },
+    },
+  },
+  importPlants: {
+    // Each example is one line of the body.
+    body: {
+      fern: { id: 1n, name: 'Boston fern' },
+      monstera: { id: 4201n, name: 'Monstera deliciosa', tag: 'aroid' },
+    },
+    success: { counts: { lines: 3, stored: 2, alreadyStored: 1 } },
+    errors: {
+      400: {
+        notJson: ['A line that is not JSON', lineMessage(2, 'not valid JSON: unexpected end of input')],
+        rule: ['A rule of POST /plants broken', lineMessage(3, validationMessage(NewPlantSchema, { id: 3, name: '' }))],
+        repeated: ['An id repeated with other content', ImportRejectedError.repeatedId(7, 2, EXAMPLE_PLANT.id).message],
+        stored: ['An id stored with other content', ImportRejectedError.storedConflict(5, EXAMPLE_PLANT.id).message],
+        tooLong: ['A line too long', lineTooLongMessage(4, 65_536)],
+      },
+    },
+  },
+  exportPlants: {
+    // Each example is one line of the answer.
+    success: { untagged: { id: 1n, name: 'Boston fern' }, tagged: EXAMPLE_PLANT },
+    errors: {
+      400: { tag: ['tag too long', validationMessage(ExportPlantsQuerySchema, { tag: 'x'.repeat(256) })] },
     },
   },
   getPlant: { success: { plant: EXAMPLE_PLANT }, errors: { 400: invalidPlantId, 404: unknownPlant } },

@@ -128,7 +128,9 @@ describe('the document for Plant-Store-Int64: string (/openapi.json?int64=string
     for (const [id, operation] of operationEntries) {
       const examples = OPERATION_EXAMPLES[id] as { success?: Record<string, unknown> };
       for (const value of Object.values(examples.success ?? {})) {
-        const pointer = `/paths/${operation.path.replaceAll('/', '~1')}/${operation.method.toLowerCase()}/responses/${operation.success.status}/content/application~1json/schema`;
+        // A streamed answer's schema is its lines'.
+        const mediaType = operation.streamed === 'response' ? 'application~1x-ndjson' : 'application~1json';
+        const pointer = `/paths/${operation.path.replaceAll('/', '~1')}/${operation.method.toLowerCase()}/responses/${operation.success.status}/content/${mediaType}/schema`;
         expect(at(strings, pointer), id).toBeDefined();
         const validate = schemaAt(pointer);
         const written: unknown = JSON.parse(stringifyJsonWithInt64Strings(value));
@@ -177,7 +179,7 @@ describe('reading int64 strings in request bodies, from the body schema', () => 
     expect(patch?.({ name: '7' })).toEqual({ name: '7' });
     // Bodies without an int64 have nothing to read.
     for (const [id, operation] of operationEntries) {
-      if (!operation.body || id === 'createPlant' || id === 'updatePlant') continue;
+      if (!operation.body || id === 'createPlant' || id === 'importPlants' || id === 'updatePlant') continue;
       expect(int64StringReader(inlineJsonSchemaOf(operation.body.schema)), id).toBeUndefined();
     }
   });

@@ -1,7 +1,9 @@
 import {
   CLIENT_FAULT_CODES,
   type ErrorCode,
+  EXPORT_CURSOR_HEADER,
   MAX_JSON_DEPTH,
+  NDJSON_TYPE,
   type OperationDeclaration,
   type OperationId,
   operationParameters,
@@ -65,7 +67,13 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
       summary: operation.summary,
       description: [
         operation.description,
-        ...(body ? [`Body: ${bodyLimits(bodyLimitBytes)}; unknown fields are ignored.`] : []),
+        ...(body
+          ? [
+              operation.streamed === 'request'
+                ? `Body: ${ndjsonLimits(bodyLimitBytes)}; unknown fields are ignored.`
+                : `Body: ${bodyLimits(bodyLimitBytes)}; unknown fields are ignored.`,
+            ]
+          : []),
         scopes.length === 1
           ? `Requires the \`${scope}\` scope.`
           : `Requires the ${scopes.map((name) => `\`${name}\``).join(' and ')} scopes.`,
@@ -77,7 +85,9 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
       ...(body
         ? {
             requestBody: {
-              description: `${body.description}: ${bodyLimits(bodyLimitBytes)}.`,
+              description: `${body.description}: ${
+                operation.streamed === 'request' ? ndjsonLimits(bodyLimitBytes) : bodyLimits(bodyLimitBytes)
+              }.`,
               required: body.optional !== true,
               content: jsonContent(body.schema, examples.body, body.mediaTypes),
             },
@@ -87,8 +97,17 @@ export function operationPaths({ bodyLimitBytes }: { readonly bodyLimitBytes: nu
         [operation.success.status]: {
           description: operation.success.description,
           ...(operation.success.paged ? { headers: { Link: ref('headers/Link') } } : {}),
+          ...(operation.streamed === 'response' ? { headers: exportHeaders() } : {}),
           ...(operation.success.etag ? { headers: { ETag: ref('headers/ETag') } } : {}),
-          ...(operation.success.schema ? { content: jsonContent(operation.success.schema, examples.success) } : {}),
+          ...(operation.success.schema
+            ? {
+                content: jsonContent(
+                  operation.success.schema,
+                  examples.success,
+                  operation.streamed === 'response' ? [NDJSON_TYPE] : undefined,
+                ),
+              }
+            : {}),
         },
         ...(preconditions.includes('If-None-Match')
           ? {
@@ -117,6 +136,25 @@ function bodyLimits(bodyLimitBytes: number): string {
     `\`application/json\` (UTF-8), at most ${bodyLimitBytes} bytes (after \`Content-Encoding\`: identity, gzip, deflate or br), ` +
     `nested at most ${MAX_JSON_DEPTH} levels of arrays and objects`
   );
+}
+
+/** What a streamed NDJSON body must keep to (see OperationDeclaration.streamed). */
+function ndjsonLimits(maxLineBytes: number): string {
+  return (
+    `\`${NDJSON_TYPE}\` (UTF-8), one JSON object a line (each line one object of the schema shown), of any length, ` +
+    `each line at most ${maxLineBytes} bytes (after \`Content-Encoding\`: identity, gzip, deflate or br); blank lines are skipped`
+  );
+}
+
+/** The headers of an export's answer. */
+function exportHeaders(): Json {
+  return {
+    [EXPORT_CURSOR_HEADER]: {
+      description:
+        "The event feed's cursor of the export's snapshot: follow `GET /events?after=` from it to keep a copy loaded from the export up to date.",
+      schema: { type: 'string', example: '1841.0' },
+    },
+  };
 }
 
 /** `components.parameters`: every declared parameter, by its name. */
@@ -150,7 +188,10 @@ function errorResponses(
         examples: examples[code] ?? {},
       }),
     ),
-    ...(operation.body ? bodyErrors(bodyLimitBytes) : []),
+    // A streamed body has no size limit (its lines have: a 400 naming the line).
+    ...(operation.body
+      ? bodyErrors(bodyLimitBytes).filter((reason) => operation.streamed !== 'request' || reason.code !== 413)
+      : []),
   ];
   const faults: readonly number[] = operation.clientFaultsAs400 ? CLIENT_FAULT_CODES : [];
   const grouped = reasons.filter((reason) => faults.includes(reason.code));

@@ -8,6 +8,7 @@ import {
   operationParameters,
   operations,
   parseJson,
+  type QueryOf,
   type SuccessBodyOf,
 } from '@plant-store/schema';
 import compose from 'koa-compose';
@@ -61,16 +62,29 @@ export type HandlerInput<TOperation extends OperationDeclaration> = OperationInp
  * Gets the validated input and who sends it, returns the success body (a Page for a paged
  * listing, the body with its version for an answer with an ETag); fails by throwing ApiErrors.
  */
-export type Handler<TOperation extends OperationDeclaration> = (
-  input: HandlerInput<TOperation>,
+export type Handler<TOperation extends OperationDeclaration> = TOperation extends {
+  readonly streamed: 'request' | 'response';
+}
+  ? StreamedHandler<TOperation>
+  : (
+      input: HandlerInput<TOperation>,
+      caller: Caller,
+    ) => Promise<
+      TOperation['success']['paged'] extends true
+        ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never> | EncodedPage
+        : TOperation['success']['etag'] extends true
+          ? Versioned<SuccessBodyOf<TOperation>>
+          : SuccessBodyOf<TOperation>
+    >;
+
+/**
+ * A streamed operation's handler (see OperationDeclaration.streamed): it gets the validated query
+ * and the request's context, reads the body or writes the answer itself, as a stream.
+ */
+export type StreamedHandler<TOperation extends OperationDeclaration> = (
+  input: { readonly query: QueryOf<TOperation>; readonly ctx: AppContext },
   caller: Caller,
-) => Promise<
-  TOperation['success']['paged'] extends true
-    ? Page<SuccessBodyOf<TOperation> extends ReadonlyArray<infer TItem> ? TItem : never> | EncodedPage
-    : TOperation['success']['etag'] extends true
-      ? Versioned<SuccessBodyOf<TOperation>>
-      : SuccessBodyOf<TOperation>
->;
+) => Promise<void>;
 
 /** One handler for each declared operation, by operation id. */
 export type Handlers = { readonly [TId in OperationId]: Handler<Operations[TId]> };
@@ -106,7 +120,8 @@ export function mountOperations<THandlers extends Handlers>(
       ...(operation.clientFaultsAs400 ? [clientFaultsAs400()] : []),
       bearerAuth(options.auth, operation.scope, operation.alsoRequires),
       ...rateLimited,
-      ...(operation.body
+      // A streamed body is read by its handler as it arrives, not here.
+      ...(operation.body && operation.streamed !== 'request'
         ? [
             jsonBody({
               limitBytes: options.bodyLimitBytes,
@@ -115,7 +130,9 @@ export function mountOperations<THandlers extends Handlers>(
             }),
           ]
         : []),
-      runOperation(operation, handlers[id] as (input: unknown, caller: Caller) => Promise<unknown>),
+      operation.streamed === undefined
+        ? runOperation(operation, handlers[id] as (input: unknown, caller: Caller) => Promise<unknown>)
+        : runStreamed(operation, handlers[id] as (input: unknown, caller: Caller) => Promise<void>),
     ];
     // `/plants/{id}` is `/plants/:id` to the router. One middleware, composed once here: the
     // router composes (and flattens) a route's middleware again for every request it matches.
@@ -178,6 +195,17 @@ function runOperation(operation: OperationDeclaration, handler: (input: unknown,
     } else {
       respondJson(ctx, success.status, answer, int64Form);
     }
+  };
+}
+
+/** A streamed operation: its query validated, then its handler, which answers by itself. */
+function runStreamed(operation: OperationDeclaration, handler: (input: unknown, caller: Caller) => Promise<void>) {
+  const readQuery = queryReader(operation);
+  return async (ctx: AppContext) => {
+    const query = readQuery(ctx);
+    const { caller } = ctx.state;
+    if (caller === undefined) throw new Error(`${operation.method} ${operation.path} ran without bearerAuth`);
+    await handler({ query, ctx }, caller);
   };
 }
 

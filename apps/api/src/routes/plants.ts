@@ -18,7 +18,10 @@ export interface PlantHandlersOptions {
  * plant. The creating team is kept with each plant, and a change or delete goes in the acting
  * team's audit log.
  */
-export function plantHandlers({ db, tracing }: PlantHandlersOptions): HandlersOf<'plants'> {
+export function plantHandlers({
+  db,
+  tracing,
+}: PlantHandlersOptions): Omit<HandlersOf<'plants'>, 'importPlants' | 'exportPlants'> {
   return {
     // Written as JSON by the database: answered as it is.
     listPlants: async ({ query }) => {

@@ -73,6 +73,13 @@ export interface OperationDeclaration {
    * BODY_ERROR_CODES. Under `clientFaultsAs400`, the reason is a phrase following the code.
    */
   readonly errors: Partial<Record<ErrorCode, string>>;
+  /**
+   * Streamed rather than read or answered whole. `request`: the body is NDJSON (`body.mediaTypes`),
+   * each line one `body.schema` object, of no size limit but the line's; the service reads it as it
+   * arrives. `response`: the answer is NDJSON, each line one `success.schema` object, written as it
+   * is read from the database.
+   */
+  readonly streamed?: 'request' | 'response';
   /** The spec's rule for POST /plants: every failure caused by what the client sent answers HTTP 400, `error` naming why. */
   readonly clientFaultsAs400?: true;
 }

@@ -9,6 +9,7 @@ import {
   TOKEN_RATE_LIMIT_MAX_SECONDS,
   TokenListSchema,
 } from '../token.js';
+import { EXPORT_CURSOR_HEADER, ExportPlantsQuerySchema, ImportResultSchema, NDJSON_TYPE } from '../transfer.js';
 import {
   CreatedWebhookSchema,
   ListDeliveriesQuerySchema,
@@ -77,6 +78,55 @@ export const operations = {
     },
     errors: { 400: 'invalid body', 409: 'the id exists with other content' },
     clientFaultsAs400: true,
+  },
+  // Before getPlant: `/plants/export` is a path of its own, not the plant `export`.
+  importPlants: {
+    method: 'POST',
+    path: '/plants/import',
+    tag: 'plants',
+    scope: 'plants:write',
+    summary: 'Import plants',
+    description: [
+      `Creates many plants in one request: the body is NDJSON (\`${NDJSON_TYPE}\`, gzip allowed), one NewPlant object a line, read as it arrives (no body size limit, and no request timeout while it is sent; each line at most the JSON body limit).`,
+      "All or nothing: a line that is not a JSON object, breaks a rule of `POST /plants`, repeats an earlier line's id with other content, or names an id stored with other content stops the import with a 400 naming the line (and the earlier line), and nothing of it is stored.",
+      'A line whose id is already stored with the same name and tag counts as stored, as a replay of `POST /plants` does: an import retried after a lost answer succeeds. A line repeating an earlier one exactly is counted once.',
+      'The plants created are announced as `plant.created`, in the event feed and to subscriptions, like any create; the import is recorded in the audit log (`plants.imported`).',
+    ].join(' '),
+    body: {
+      schema: NewPlantSchema,
+      description: 'The plants, one NewPlant JSON object a line',
+      mediaTypes: [NDJSON_TYPE],
+    },
+    streamed: 'request',
+    success: {
+      status: 200,
+      description: 'Every line is stored (committed): how many lines, plants created and ids already stored.',
+      schema: ImportResultSchema,
+    },
+    errors: {
+      400: "A line is not a JSON object, breaks a rule of `POST /plants`, is longer than the limit, repeats an earlier line's id with other content, or names an id stored with other content (the message names the line); or the body was cut short or does not decode. Nothing of the import is stored.",
+    },
+  },
+  exportPlants: {
+    method: 'GET',
+    path: '/plants/export',
+    tag: 'plants',
+    scope: 'plants:read',
+    summary: 'Export plants',
+    description: [
+      `Every plant (or every plant with \`tag\`) as NDJSON (\`${NDJSON_TYPE}\`), one StoredPlant object a line, in ascending \`id\` order, from one consistent snapshot of the store, streamed as it is read (gzip with \`Accept-Encoding: gzip\`).`,
+      `The \`${EXPORT_CURSOR_HEADER}\` header is the event feed's cursor of that snapshot: to keep a copy, load the export, then follow \`GET /events?after=\` from that cursor (drop an event whose \`data.version\` is lower than the one you hold).`,
+      'A body that stops before its end (the connection closes without the last chunk) is incomplete: start again.',
+    ].join(' '),
+    parameters: ['tag'],
+    query: ExportPlantsQuerySchema,
+    streamed: 'response',
+    success: {
+      status: 200,
+      description: 'The plants, one JSON object a line, in ascending id order.',
+      schema: StoredPlantSchema,
+    },
+    errors: { 400: PAGE_QUERY_REFUSED },
   },
   getPlant: {
     method: 'GET',
@@ -390,7 +440,7 @@ export const operations = {
     scope: 'tokens:manage',
     summary: 'List audit events',
     description: [
-      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created, changed, disabled or enabled by hand, tested, given a new secret and deleted, delivery resent, and plant changed and deleted, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
+      "The token's team's audit log (every team's with `platform:admin`), in the order the events were written, one page at a time: every token issued and revoked, subscription created, changed, disabled or enabled by hand, tested, given a new secret and deleted, delivery resent, plant changed and deleted, and import of plants, with who did it (a token's name and team, or the command line and its OS user), when and from which address.",
       "Each event is written in the same transaction as its action. Events are kept for the service's `AUDIT_RETENTION_DAYS` (365 by default).",
       'Paged like `GET /plants`: when more events follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
     ].join(' '),

@@ -1,0 +1,95 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { ImportRejectedError } from '../errors.js';
+import { translateError } from '../prisma-errors.js';
+import {
+  concurrentConflictSql,
+  createStagingTableSql,
+  type ImportLine,
+  type ImportOptions,
+  type ImportResult,
+  type MergeRow,
+  mergeImportSql,
+  mergeOutcome,
+  mergeParameters,
+} from './import-plants.js';
+
+/** The import's staging table on PostgreSQL: the session's own, dropped at the end of its transaction. */
+const STAGING_TABLE = 'plant_import_rows';
+/** Lines sent to COPY in one chunk: one write of some tens of KB rather than one per line. */
+const LINES_PER_CHUNK = 512;
+
+/**
+ * Imports on PostgreSQL, on a connection of its own (the bulk pool: no statement timeout), in one
+ * transaction: the lines are streamed with `COPY ... FROM STDIN` into a temporary table as they are
+ * read (backpressure end to end: the request is read as fast as the database takes it), then one
+ * statement checks them and inserts the new plants with their events (see mergeImportSql). A broken
+ * rule, a failing line (the iterable throws: invalid JSON, a NewPlant rule) or an abort rolls it all
+ * back: nothing of the import is stored, and the connection is closed rather than reused.
+ */
+export async function importPlantsPostgres(
+  pool: pg.Pool,
+  lines: AsyncIterable<ImportLine>,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw translateError(error);
+  }
+  // A COPY stopped half-way fails the connection under us: that must not end the process.
+  const ignore = () => {};
+  client.on('error', ignore);
+  let failed = false;
+  try {
+    await client.query('BEGIN');
+    await client.query(createStagingTableSql(STAGING_TABLE, true));
+    const copy = client.query(copyFrom(`COPY ${STAGING_TABLE} (line, id, name, tag) FROM STDIN`));
+    await pipeline(Readable.from(copyText(lines, options.signal)), copy);
+    const { rows } = await client.query<MergeRow>(mergeImportSql(STAGING_TABLE), mergeParameters(options));
+    const { unaccounted, ...result } = mergeOutcome(rows[0]);
+    if (unaccounted > 0) {
+      // Another session created some of these ids after the statement's snapshot: the same plants
+      // count as already stored, another content is a conflict (read now, committed).
+      const conflict = (await client.query<{ line: string; id: string }>(concurrentConflictSql(STAGING_TABLE))).rows[0];
+      if (conflict !== undefined) throw ImportRejectedError.storedConflict(Number(conflict.line), BigInt(conflict.id));
+    }
+    await client.query('COMMIT');
+    return { ...result, alreadyStored: result.alreadyStored + unaccounted };
+  } catch (error) {
+    failed = true;
+    throw translateError(error);
+  } finally {
+    // After a failure the connection may be mid-COPY or mid-transaction: closed, never reused.
+    client.release(failed ? true : undefined);
+    client.off('error', ignore);
+  }
+}
+
+/** The lines as COPY's text format: `line, id, name, tag` (tag `\N` when absent), tab-separated. */
+export async function* copyText(lines: AsyncIterable<ImportLine>, signal?: AbortSignal): AsyncGenerator<string> {
+  let chunk = '';
+  let count = 0;
+  for await (const { line, value: plant } of lines) {
+    signal?.throwIfAborted();
+    chunk += `${line}\t${plant.id}\t${copyField(plant.name)}\t${plant.tag === undefined ? '\\N' : copyField(plant.tag)}\n`;
+    if (++count === LINES_PER_CHUNK) {
+      yield chunk;
+      chunk = '';
+      count = 0;
+    }
+  }
+  signal?.throwIfAborted();
+  if (chunk !== '') yield chunk;
+}
+
+const COPY_SPECIAL = /[\\\n\r\t]/g;
+const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A text value as COPY's text format reads it back exactly: backslash, newline, CR and tab escaped. */
+function copyField(text: string): string {
+  return text.replace(COPY_SPECIAL, (special) => COPY_ESCAPES[special] ?? special);
+}
