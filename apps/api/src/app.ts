@@ -21,6 +21,7 @@ import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { plantHandlers } from './routes/plants.js';
 import { tokenHandlers } from './routes/tokens.js';
+import { addVersionRoute } from './routes/version.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import type { DelegationPolicy } from './tokens/delegation-policy.js';
 import type { Tracing } from './tracing/tracing.js';
@@ -48,6 +49,7 @@ export interface AppDependencies {
     | 'deleteWebhook'
     | 'listDeliveries'
     | 'resendDelivery'
+    | 'resendDeliveries'
     | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;
@@ -147,6 +149,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
   });
   addDocsRoutes(router);
+  addVersionRoute(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 
   if (log) {

@@ -11,6 +11,9 @@ import type {
   NewTokenInput,
   NewWebhook,
   PlantPatchInput,
+  ResendDeliveriesInput,
+  ResentDeliveries,
+  ServiceVersion,
   StoredPlant,
   Token,
   Webhook,
@@ -43,9 +46,11 @@ import { listTokens } from './list-tokens.js';
 import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
 import { listWebhooks } from './list-webhooks.js';
 import type { VersionedStoredPlant } from './plant-versions.js';
+import { resendWebhookDeliveries } from './resend-webhook-deliveries.js';
 import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 import { revokeToken } from './revoke-token.js';
+import { checkReadiness, getServiceVersion } from './service-status.js';
 import { type UpdatePlantOptions, updatePlant } from './update-plant.js';
 
 export interface PlantStoreClientOptions {
@@ -119,6 +124,15 @@ export interface PlantStoreClient {
   ): AsyncGenerator<WebhookDelivery, void, undefined>;
   /** `POST /webhooks/{id}/deliveries/{deliveryId}/resend`: the delivery, queued to be attempted again now. */
   resendWebhookDelivery(webhookId: string, deliveryId: bigint, options?: CallOptions): Promise<WebhookDelivery>;
+  /**
+   * `POST /webhooks/{id}/deliveries/resend`: queues again, oldest first, up to 100 of the webhook's
+   * deliveries with a status (default `failed`) in an id or time range; `hasMore` says whether more matched.
+   */
+  resendWebhookDeliveries(
+    webhookId: string,
+    input?: ResendDeliveriesInput,
+    options?: CallOptions,
+  ): Promise<ResentDeliveries>;
 
   // Tokens: every call needs a token with the `tokens:manage` scope, and reaches its team's tokens
   // only (every team's with `platform:admin`).
@@ -140,6 +154,13 @@ export interface PlantStoreClient {
   listAuditEvents(query?: ListAuditEventsQueryInput, options?: CallOptions): Promise<AuditEventsPage>;
   /** Every event the token may read, oldest first, page after page, following `Link: rel="next"`. */
   auditEvents(options?: IterateAuditEventsOptions): AsyncGenerator<AuditEvent, void, undefined>;
+
+  // The service itself: no scope needed.
+
+  /** `GET /version`: which release of the service answers. */
+  getServiceVersion(options?: CallOptions): Promise<ServiceVersion>;
+  /** `GET /readyz`: resolves when the service is ready; a PlantStoreError with `error` 503 when not. */
+  checkReadiness(options?: CallOptions): Promise<void>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -186,11 +207,15 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     webhookDeliveries: (webhookId, iterateOptions) => iterateWebhookDeliveries(context, webhookId, iterateOptions),
     resendWebhookDelivery: (webhookId, deliveryId, callOptions) =>
       resendWebhookDelivery(context, webhookId, deliveryId, callOptions),
+    resendWebhookDeliveries: (webhookId, input, callOptions) =>
+      resendWebhookDeliveries(context, webhookId, input, callOptions),
     createToken: (token, callOptions) => createToken(context, token, callOptions),
     listTokens: (callOptions) => listTokens(context, callOptions),
     revokeToken: (name, callOptions) => revokeToken(context, name, callOptions),
     listAuditEvents: (query, callOptions) => listAuditEvents(context, query, callOptions),
     auditEvents: (iterateOptions) => iterateAuditEvents(context, iterateOptions),
+    getServiceVersion: (callOptions) => getServiceVersion(context, callOptions),
+    checkReadiness: (callOptions) => checkReadiness(context, callOptions),
   };
 }
 

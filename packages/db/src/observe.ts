@@ -49,6 +49,7 @@ export const DATABASE_OPERATIONS = {
   deleteWebhook: { name: 'deleteWebhook', statement: 'DELETE', table: 'webhook_subscriptions' },
   listDeliveries: { name: 'listDeliveries', statement: 'SELECT', table: 'webhook_deliveries' },
   resendDelivery: { name: 'resendDelivery', statement: 'UPDATE', table: 'webhook_deliveries' },
+  resendDeliveries: { name: 'resendDeliveries', statement: 'UPDATE', table: 'webhook_deliveries' },
   listAuditEvents: { name: 'listAuditEvents', statement: 'SELECT', table: 'audit_events' },
   deleteOldAuditEvents: { name: 'deleteOldAuditEvents', statement: 'DELETE', table: 'audit_events' },
   fanOutEvents: { name: 'fanOutEvents', statement: 'INSERT', table: 'webhook_deliveries' },

@@ -81,6 +81,7 @@ export {
   TAG_MAX_LENGTH,
   tagSchema,
 } from './plant.js';
+export { type ServiceVersion, ServiceVersionSchema } from './service-version.js';
 export { isStorableText, STORABLE_TEXT_PATTERN } from './text.js';
 export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
 export {
@@ -112,6 +113,7 @@ export {
   DELIVERY_STATUSES,
   DeliveryIdSchema,
   type DeliveryStatus,
+  DeliveryStatusSchema,
   type ListDeliveriesQuery,
   type ListDeliveriesQueryInput,
   ListDeliveriesQuerySchema,
@@ -119,6 +121,7 @@ export {
   NewWebhookSchema,
   type PlantCreatedEvent,
   PlantCreatedEventSchema,
+  RESPONSE_EXCERPT_MAX_BYTES,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_LIMIT,
   WEBHOOK_URL_MAX_LENGTH,
@@ -135,3 +138,11 @@ export {
   WebhookSchema,
   WebhookUrlSchema,
 } from './webhook.js';
+export {
+  RESEND_DELIVERIES_MAX,
+  type ResendDeliveries,
+  type ResendDeliveriesInput,
+  ResendDeliveriesSchema,
+  type ResentDeliveries,
+  ResentDeliveriesSchema,
+} from './webhook-resend.js';

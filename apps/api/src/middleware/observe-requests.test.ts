@@ -223,6 +223,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         deleteWebhook: async () => false,
         listDeliveries: async () => null,
         resendDelivery: async () => null,
+        resendDeliveries: async () => null,
         listAuditEvents: async () => ({ events: [], hasMore: false }),
         issueToken: async () => {
           throw new Error('not used');

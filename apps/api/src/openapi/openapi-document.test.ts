@@ -125,12 +125,14 @@ describe('the OpenAPI document', () => {
       'GET /plants/{id}',
       'GET /readyz',
       'GET /tokens',
+      'GET /version',
       'GET /webhooks',
       'GET /webhooks/{id}/deliveries',
       'PATCH /plants/{id}',
       'POST /plants',
       'POST /tokens',
       'POST /webhooks',
+      'POST /webhooks/{id}/deliveries/resend',
       'POST /webhooks/{id}/deliveries/{deliveryId}/resend',
     ]);
     for (const { path, operation } of operations) {

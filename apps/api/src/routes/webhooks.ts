@@ -7,7 +7,10 @@ import type { HandlersOf } from './mount-operations.js';
 import { toCreatedWebhook, toWebhook, toWebhookDelivery } from './webhooks-wire.js';
 
 export interface WebhookHandlersOptions {
-  readonly db: Pick<Database, 'createWebhook' | 'listWebhooks' | 'deleteWebhook' | 'listDeliveries' | 'resendDelivery'>;
+  readonly db: Pick<
+    Database,
+    'createWebhook' | 'listWebhooks' | 'deleteWebhook' | 'listDeliveries' | 'resendDelivery' | 'resendDeliveries'
+  >;
   /** Which receivers may be registered: public addresses only, unless private networks are allowed. */
   readonly urlPolicy: UrlPolicy;
   /** Most subscriptions one team may hold. */
@@ -47,7 +50,26 @@ export function webhookHandlers({ db, urlPolicy, perTeamLimit }: WebhookHandlers
       if (delivery === null) throw deliveryNotFound(id, deliveryId);
       return toWebhookDelivery(delivery);
     },
+    resendWebhookDeliveries: async ({ params: { id }, body }, caller) => {
+      const { createdFrom, createdBefore, ...bounds } = body;
+      const input = {
+        ...bounds,
+        ...(createdFrom === undefined ? {} : { createdFrom: instantOf(createdFrom, 'createdFrom') }),
+        ...(createdBefore === undefined ? {} : { createdBefore: instantOf(createdBefore, 'createdBefore') }),
+      };
+      const resent = await db.resendDeliveries(id, input, { ...teamScopeOf(caller), actor: actorOf(caller) });
+      if (resent === null) throw webhookNotFound(id);
+      return { resent: resent.deliveryIds.length, deliveryIds: resent.deliveryIds, hasMore: resent.hasMore };
+    },
   };
+}
+
+/** An RFC 3339 instant the schema accepted, as a Date; a leap second (`:60`), which no Date holds, is a 400. */
+function instantOf(text: string, field: string): Date {
+  const instant = new Date(text);
+  if (Number.isNaN(instant.getTime()))
+    throw invalidRequest(`${field} must be an instant a clock can show (no leap second)`);
+  return instant;
 }
 
 export function webhookNotFound(id: string): ApiError {

@@ -4,6 +4,8 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from './webhook-
 
 /** Longest error text kept per attempt: a sentence, not a receiver's whole response. */
 const MAX_ERROR_LENGTH = 1_000;
+/** A bound on the excerpt kept (the dispatcher keeps 256 bytes, at most 256 UTF-16 units). */
+const MAX_EXCERPT_LENGTH = 1_000;
 /** The latency column is an int4. */
 const MAX_INT32 = 2_147_483_647;
 
@@ -17,8 +19,8 @@ const MAX_INT32 = 2_147_483_647;
  */
 export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   SELECT *
-  FROM unnest($1::text[]::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[], $8::text[])
-    AS input (id, lease_id, status, next_attempt_at, attempted_at, status_code, latency_ms, error)
+  FROM unnest($1::text[]::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[])
+    AS input (id, lease_id, status, next_attempt_at, attempted_at, status_code, latency_ms, error, response_excerpt)
 ), updated AS (
   UPDATE public.webhook_deliveries AS deliveries
   SET status = input.status,
@@ -31,8 +33,8 @@ export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   WHERE deliveries.id = input.id AND deliveries.lease_id = input.lease_id
   RETURNING deliveries.id
 ), attempts AS (
-  INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
-  SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error
+  INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
+  SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error, input.response_excerpt
   FROM input JOIN updated ON updated.id = input.id
 )
 SELECT id::text AS id FROM updated`;
@@ -64,6 +66,7 @@ export async function recordAttempts(sql: SqlRunner, attempts: readonly Recorded
     statusCodes: [] as (number | null)[],
     latencies: [] as number[],
     errors: [] as (string | null)[],
+    excerpts: [] as (string | null)[],
   };
   for (const { claim, outcome } of attempts) {
     const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
@@ -75,6 +78,7 @@ export async function recordAttempts(sql: SqlRunner, attempts: readonly Recorded
     columns.statusCodes.push(outcome.statusCode);
     columns.latencies.push(Math.min(MAX_INT32, Math.max(0, Math.round(outcome.latencyMs))));
     columns.errors.push(outcome.error?.slice(0, MAX_ERROR_LENGTH) ?? null);
+    columns.excerpts.push(keptExcerpt(outcome.responseExcerpt));
   }
   try {
     const { rows } = await sql.query<{ id: string }>(RECORD_ATTEMPTS_SQL, [
@@ -86,12 +90,22 @@ export async function recordAttempts(sql: SqlRunner, attempts: readonly Recorded
       columns.statusCodes,
       columns.latencies,
       columns.errors,
+      columns.excerpts,
     ]);
     const applied = new Set(rows.map((row) => row.id));
     return columns.ids.map((id) => applied.has(id));
   } catch (error) {
     throw translateError(error);
   }
+}
+
+/**
+ * The excerpt as the column keeps it: null for none or empty; NUL (which a text column cannot
+ * hold) as U+FFFD; never longer than the dispatcher's bound, should a caller pass more.
+ */
+function keptExcerpt(excerpt: string | null | undefined): string | null {
+  if (excerpt === undefined || excerpt === null || excerpt === '') return null;
+  return excerpt.slice(0, MAX_EXCERPT_LENGTH).replaceAll('\u0000', '\uFFFD');
 }
 
 /** Records one attempt (see recordAttempts). */
