@@ -13,6 +13,7 @@ import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { auditHandlers } from './routes/audit.js';
+import { addConsoleRoutes } from './routes/console.js';
 import { addDocsRoutes } from './routes/docs.js';
 import { eventHandlers } from './routes/events.js';
 import { addHealthRoutes } from './routes/health.js';
@@ -149,6 +150,7 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
   });
   addDocsRoutes(router);
+  addConsoleRoutes(router);
   addVersionRoute(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 

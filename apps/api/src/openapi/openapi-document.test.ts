@@ -115,6 +115,7 @@ describe('the OpenAPI document', () => {
       'DELETE /tokens/{name}',
       'DELETE /webhooks/{id}',
       'GET /audit-events',
+      'GET /console',
       'GET /docs',
       'GET /events',
       'GET /events/cursor',

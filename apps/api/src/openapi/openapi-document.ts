@@ -119,6 +119,14 @@ export function createOpenApiDocument({
         },
         'Swagger UI over `/openapi.json`, served from the service itself (no external resources). No token needed.',
       ),
+      '/console': serviceOperation(
+        'getConsole',
+        'The console: a page to see and fix your plants, tokens and webhooks',
+        {
+          '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
+        "A single page served by the service itself (no external resources, a strict Content-Security-Policy). No token needed to load it; it asks for one, keeps it in the tab's sessionStorage only, and calls this API with it.",
+      ),
       '/healthz': serviceOperation(
         'checkLiveness',
         'Liveness: the process answers (does not touch the database)',
