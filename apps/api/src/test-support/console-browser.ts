@@ -82,14 +82,16 @@ export interface AxeViolation {
   readonly id: string;
   readonly impact: string | null;
   readonly help: string;
-  readonly nodes: number;
+  /** The elements it was found on (CSS selectors, the first few). */
+  readonly targets: string[];
 }
 
 /** axe-core's violations on the page as it is now: only the serious and critical ones. */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   // Page code as text: this package compiles without the DOM's types.
   const violations = await page.evaluate<AxeViolation[]>(`axe.run(document).then((results) =>
-    results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`);
+    results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+      targets: v.nodes.slice(0, 5).map((node) => node.target.join(' ')) })))`);
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
 }
 

@@ -1,12 +1,13 @@
 import { Empty, Loading, ProblemNotice } from '../components/feedback.js';
 import { Pager } from '../components/pager.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { useLoad } from '../components/use-call.js';
 import { usePages } from '../components/use-pages.js';
 
 const PAGE_SIZE = 20;
 
-/** The team's audit log, oldest first, a page at a time. */
-export function AuditLog() {
+/** The team's audit log, oldest first, a page at a time; read again whenever `changes` moves on. */
+export function AuditLog({ changes }: { readonly changes: number }) {
   const pages = usePages<bigint>();
   const listing = useLoad(
     (client, signal) =>
@@ -14,11 +15,14 @@ export function AuditLog() {
         { limit: PAGE_SIZE, ...(pages.after === undefined ? {} : { after: pages.after }) },
         { signal },
       ),
-    String(pages.after ?? ''),
+    `${changes}|${pages.after ?? ''}`,
   );
   return (
     <section aria-labelledby="audit-log">
       <h2 id="audit-log">Audit log</h2>
+      <button type="button" onClick={listing.reload}>
+        Refresh the log
+      </button>
       {listing.state === 'loading' && <Loading what="the audit log" />}
       {listing.state === 'failed' && <ProblemNotice problem={listing.problem} />}
       {listing.state === 'ready' && (
@@ -26,7 +30,7 @@ export function AuditLog() {
           {listing.value.events.length === 0 ? (
             <Empty>Nothing recorded yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <ScrollRegion label="Audit events">
               <table>
                 <caption class="visually-hidden">Audit events, oldest first</caption>
                 <thead>
@@ -53,7 +57,7 @@ export function AuditLog() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollRegion>
           )}
           <Pager
             label="Audit log pages"

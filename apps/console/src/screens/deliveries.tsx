@@ -2,6 +2,7 @@ import type { DeliveryStatus, WebhookDelivery, WebhookDeliveryAttempt } from '@p
 import { useState } from 'preact/hooks';
 import { Done, Empty, Loading, ProblemNotice } from '../components/feedback.js';
 import { Pager } from '../components/pager.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { useAction, useLoad } from '../components/use-call.js';
 import { usePages } from '../components/use-pages.js';
 import { hrefOf } from '../route.js';
@@ -142,7 +143,7 @@ function DeliveryCard(props: {
 
 function Attempts({ attempts, id }: { readonly attempts: readonly WebhookDeliveryAttempt[]; readonly id: bigint }) {
   return (
-    <div class="table-wrap">
+    <ScrollRegion label={`Attempts of delivery ${id}`}>
       <table>
         <caption class="visually-hidden">Attempts of delivery {String(id)}</caption>
         <thead>
@@ -167,6 +168,6 @@ function Attempts({ attempts, id }: { readonly attempts: readonly WebhookDeliver
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

@@ -26,6 +26,8 @@ export function PlantDetailScreen({ idText }: { readonly idText: string }) {
 function PlantDetail({ id }: { readonly id: bigint }) {
   const loaded = useLoad((client, signal) => client.getVersionedPlant(id, { signal }), String(id));
   const [current, setCurrent] = useState<VersionedStoredPlant | null>(null);
+  // Kept here: the form below starts afresh with each version.
+  const [done, setDone] = useState<string | null>(null);
   useEffect(() => setCurrent(loaded.state === 'ready' ? loaded.value : null), [loaded.state]);
   return (
     <>
@@ -36,8 +38,20 @@ function PlantDetail({ id }: { readonly id: bigint }) {
       {loaded.state === 'loading' && <Loading what="the plant" />}
       {loaded.state === 'failed' && <ProblemNotice problem={loaded.problem} />}
       {current !== null && (
-        <EditPlant key={String(current.version)} versioned={current} onChanged={setCurrent} onReload={loaded.reload} />
+        <EditPlant
+          key={String(current.version)}
+          versioned={current}
+          onChanged={(changed) => {
+            setCurrent(changed);
+            setDone(`Saved: version ${changed.version}.`);
+          }}
+          onReload={() => {
+            setDone(null);
+            loaded.reload();
+          }}
+        />
       )}
+      <Done message={done} />
     </>
   );
 }
@@ -50,16 +64,12 @@ function EditPlant(props: {
   const { plant, version } = props.versioned;
   const [name, setName] = useState(plant.name);
   const [tag, setTag] = useState(plant.tag ?? '');
-  const [done, setDone] = useState<string | null>(null);
   const action = useAction();
   const save = async (event: Event) => {
     event.preventDefault();
-    setDone(null);
     await action.run(async (client) => {
       const patch = { name, tag: tag === '' ? null : tag };
-      const changed = await client.updatePlant(plant.id, patch, { ifMatch: version });
-      props.onChanged(changed);
-      setDone(`Saved: version ${changed.version}.`);
+      props.onChanged(await client.updatePlant(plant.id, patch, { ifMatch: version }));
     });
   };
   const remove = () =>
@@ -104,7 +114,6 @@ function EditPlant(props: {
         service refuses and you can reload.
       </p>
       <ProblemNotice problem={action.problem} />
-      <Done message={done} />
     </section>
   );
 }

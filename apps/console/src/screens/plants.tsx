@@ -2,6 +2,7 @@ import type { StoredPlant } from '@plant-store/client';
 import { useState } from 'preact/hooks';
 import { Done, Empty, Loading, ProblemNotice } from '../components/feedback.js';
 import { Pager } from '../components/pager.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { useAction, useLoad } from '../components/use-call.js';
 import { usePages } from '../components/use-pages.js';
 import { PLANT_ID_HINT, readPlantId } from '../plant-id.js';
@@ -70,7 +71,7 @@ export function PlantsScreen() {
 
 function PlantTable({ plants }: { readonly plants: readonly StoredPlant[] }) {
   return (
-    <div class="table-wrap">
+    <ScrollRegion label="Plants">
       <table>
         <caption class="visually-hidden">Plants, by id</caption>
         <thead>
@@ -92,7 +93,7 @@ function PlantTable({ plants }: { readonly plants: readonly StoredPlant[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 

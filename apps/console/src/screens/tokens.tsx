@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { CopyButton } from '../components/copy-button.js';
 import { Done, Empty, Loading, ProblemNotice } from '../components/feedback.js';
+import { ScrollRegion } from '../components/scroll-region.js';
 import { useAction, useLoad } from '../components/use-call.js';
 import { AuditLog } from './audit-log.js';
 
@@ -12,10 +13,16 @@ export function TokensScreen() {
   const listing = useLoad((client, signal) => client.listTokens({ signal }), 'tokens');
   const action = useAction();
   const [done, setDone] = useState<string | null>(null);
+  // Each issue and revocation: the list and the audit log are read again.
+  const [changes, setChanges] = useState(0);
+  const changed = () => {
+    setChanges((count) => count + 1);
+    listing.reload();
+  };
   return (
     <>
       <h1>Tokens</h1>
-      <IssueToken onIssued={listing.reload} />
+      <IssueToken onIssued={changed} />
       <section aria-labelledby="token-list">
         <h2 id="token-list">Active tokens</h2>
         <ProblemNotice problem={action.problem} />
@@ -33,13 +40,13 @@ export function TokensScreen() {
                 setDone(null);
                 if (await action.run((client) => client.revokeToken(name))) {
                   setDone(`Revoked ${name}.`);
-                  listing.reload();
+                  changed();
                 }
               }}
             />
           ))}
       </section>
-      <AuditLog />
+      <AuditLog changes={changes} />
     </>
   );
 }
@@ -50,7 +57,7 @@ function TokenTable(props: {
   readonly onRevoke: (name: string) => void;
 }) {
   return (
-    <div class="table-wrap">
+    <ScrollRegion label="Active tokens">
       <table>
         <caption class="visually-hidden">Active tokens, oldest first</caption>
         <thead>
@@ -87,7 +94,7 @@ function TokenTable(props: {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
