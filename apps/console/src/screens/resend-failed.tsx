@@ -34,14 +34,17 @@ export function ResendFailed({ webhookId, onResent }: { readonly webhookId: stri
           event.preventDefault();
           setDone(null);
           const ok = await action.run(async (client) => {
+            const afterId = idOf(after, 'After delivery id');
+            const throughId = idOf(through, 'Up to delivery id');
+            const createdFrom = instantOf(from);
+            const createdBefore = instantOf(before);
             const range = {
-              after: idOf(after, 'After delivery id'),
-              through: idOf(through, 'Up to delivery id'),
-              createdFrom: instantOf(from),
-              createdBefore: instantOf(before),
+              ...(afterId === undefined ? {} : { after: afterId }),
+              ...(throughId === undefined ? {} : { through: throughId }),
+              ...(createdFrom === undefined ? {} : { createdFrom }),
+              ...(createdBefore === undefined ? {} : { createdBefore }),
             };
-            const given = Object.fromEntries(Object.entries(range).filter(([, value]) => value !== undefined));
-            const resent = await client.resendWebhookDeliveries(webhookId, { status: 'failed', ...given });
+            const resent = await client.resendWebhookDeliveries(webhookId, { status: 'failed', ...range });
             setDone(
               resent.resent === 0
                 ? 'No failed deliveries in that range.'
