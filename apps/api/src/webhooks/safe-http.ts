@@ -214,9 +214,10 @@ function attemptSignal(timeoutMs: number, outer: AbortSignal | undefined) {
 }
 
 /**
- * Reads up to `limit` bytes (each chunk shown to `keep`, which holds on to the start) and drops the rest. A body that ends within the limit leaves the
- * connection reusable; a longer one, or one that fails or stalls past the deadline, closes it.
- * The status already decided the outcome, so what happens here changes nothing but the latency.
+ * Reads up to `limit` bytes (each chunk shown to `keep`, which holds on to the start) and drops
+ * the rest. A body that ends within the limit leaves the connection reusable; a longer one, or
+ * one that fails or stalls past the deadline, closes it. The status already decided the outcome,
+ * so what happens here changes nothing but the latency.
  */
 async function drainAtMost(
   body: Dispatcher.ResponseData['body'],
