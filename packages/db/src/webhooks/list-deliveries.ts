@@ -30,7 +30,7 @@ export const deliveryRecordSelect = {
   },
 } as const;
 
-export interface DeliveryRow {
+interface DeliveryRow {
   readonly id: bigint;
   readonly eventId: string;
   readonly subscriptionId: string;
@@ -127,7 +127,7 @@ SELECT id FROM resent`;
   }
 }
 
-export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   return {
     id: row.id,
     webhookId: row.subscriptionId,
