@@ -44,7 +44,10 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     storage = await createTestStorage('pglite', { migrated: true });
-    service = await startTestService(storage);
+    // Idle connections kept longer than the gap between this block's requests (the document's
+    // checks take seconds): a pooled connection the server closes just as the next request
+    // reuses it fails with ECONNRESET (a keep-alive race, not the service's fault).
+    service = await startTestService(storage, { KEEP_ALIVE_TIMEOUT_MS: '120000' });
     const response = await request(service.url, '/openapi.json');
     served = { ...response, document: JSON.parse(response.text) };
   });
