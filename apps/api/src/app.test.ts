@@ -32,6 +32,7 @@ function fakeDb(overrides: Partial<AppDependencies['db']> = {}): AppDependencies
     createPlant: async (plant) => ({ plant, version: 1n, created: true }),
     findPlant: async () => null,
     updatePlant: async () => ({ outcome: 'missing' }),
+    resendDeliveries: async () => null,
     listPlants: async () => ({ json: '[]', lastId: undefined, hasMore: false }),
     deletePlant: async () => ({ outcome: 'missing' }),
     importPlants: async () => ({ lines: 0, stored: 0, alreadyStored: 0, events: 0 }),

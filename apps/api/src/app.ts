@@ -13,6 +13,7 @@ import type { TokenRateLimits } from './middleware/limit-token-rate.js';
 import { observeRequests, routeOf } from './middleware/observe-requests.js';
 import { createOpenApiDocument } from './openapi/openapi-document.js';
 import { auditHandlers } from './routes/audit.js';
+import { addConsoleRoutes } from './routes/console.js';
 import { addDocsRoutes } from './routes/docs.js';
 import { eventHandlers } from './routes/events.js';
 import { addHealthRoutes } from './routes/health.js';
@@ -22,6 +23,7 @@ import { addOpenApiRoute } from './routes/openapi.js';
 import { transferHandlers } from './routes/plant-transfer.js';
 import { plantHandlers } from './routes/plants.js';
 import { tokenHandlers } from './routes/tokens.js';
+import { addVersionRoute } from './routes/version.js';
 import { webhookHandlers } from './routes/webhooks.js';
 import type { DelegationPolicy } from './tokens/delegation-policy.js';
 import type { Tracing } from './tracing/tracing.js';
@@ -54,6 +56,7 @@ export interface AppDependencies {
     | 'updateWebhook'
     | 'rotateWebhookSecret'
     | 'sendWebhookTest'
+    | 'resendDeliveries'
     | 'listAuditEvents'
   >;
   readonly bodyLimitBytes: number;
@@ -154,6 +157,8 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
     string: createOpenApiDocument({ ...documentOptions, int64Form: 'string' }),
   });
   addDocsRoutes(router);
+  addConsoleRoutes(router);
+  addVersionRoute(router);
   if (metricsRegistry) addMetricsRoute(router, metricsRegistry);
 
   if (log) {

@@ -13,7 +13,10 @@ import type {
   NewTokenInput,
   NewWebhook,
   PlantPatchInput,
+  ResendDeliveriesInput,
+  ResentDeliveries,
   RotatedWebhookSecret,
+  ServiceVersion,
   StoredPlant,
   Token,
   Webhook,
@@ -47,11 +50,13 @@ import { listTokens } from './list-tokens.js';
 import { listWebhookDeliveries, type WebhookDeliveriesPage } from './list-webhook-deliveries.js';
 import { listWebhooks } from './list-webhooks.js';
 import type { VersionedStoredPlant } from './plant-versions.js';
+import { resendWebhookDeliveries } from './resend-webhook-deliveries.js';
 import { resendWebhookDelivery } from './resend-webhook-delivery.js';
 import { type RetryOptions, resolveRetryPolicy } from './retry-policy.js';
 import { revokeToken } from './revoke-token.js';
 import { type RotateWebhookSecretOptions, rotateWebhookSecret } from './rotate-webhook-secret.js';
 import { sendWebhookTest } from './send-webhook-test.js';
+import { checkReadiness, getServiceVersion } from './service-status.js';
 import {
   type ExportPlantsOptions,
   exportPlants,
@@ -158,6 +163,15 @@ export interface PlantStoreClient {
   rotateWebhookSecret(id: string, options?: RotateWebhookSecretOptions): Promise<RotatedWebhookSecret>;
   /** `POST /webhooks/{id}/test`: queues a `webhook.test` event; its delivery (pending). */
   sendWebhookTest(id: string, options?: CallOptions): Promise<WebhookDelivery>;
+  /**
+   * `POST /webhooks/{id}/deliveries/resend`: queues again, oldest first, up to 100 of the webhook's
+   * deliveries with a status (default `failed`) in an id or time range; `hasMore` says whether more matched.
+   */
+  resendWebhookDeliveries(
+    webhookId: string,
+    input?: ResendDeliveriesInput,
+    options?: CallOptions,
+  ): Promise<ResentDeliveries>;
 
   // Tokens: every call needs a token with the `tokens:manage` scope, and reaches its team's tokens
   // only (every team's with `platform:admin`).
@@ -179,6 +193,13 @@ export interface PlantStoreClient {
   listAuditEvents(query?: ListAuditEventsQueryInput, options?: CallOptions): Promise<AuditEventsPage>;
   /** Every event the token may read, oldest first, page after page, following `Link: rel="next"`. */
   auditEvents(options?: IterateAuditEventsOptions): AsyncGenerator<AuditEvent, void, undefined>;
+
+  // The service itself: no scope needed.
+
+  /** `GET /version`: which release of the service answers. */
+  getServiceVersion(options?: CallOptions): Promise<ServiceVersion>;
+  /** `GET /readyz`: resolves when the service is ready; a PlantStoreError with `error` 503 when not. */
+  checkReadiness(options?: CallOptions): Promise<void>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -230,11 +251,15 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     updateWebhook: (id, patch, callOptions) => updateWebhook(context, id, patch, callOptions),
     rotateWebhookSecret: (id, rotateOptions) => rotateWebhookSecret(context, id, rotateOptions),
     sendWebhookTest: (id, callOptions) => sendWebhookTest(context, id, callOptions),
+    resendWebhookDeliveries: (webhookId, input, callOptions) =>
+      resendWebhookDeliveries(context, webhookId, input, callOptions),
     createToken: (token, callOptions) => createToken(context, token, callOptions),
     listTokens: (callOptions) => listTokens(context, callOptions),
     revokeToken: (name, callOptions) => revokeToken(context, name, callOptions),
     listAuditEvents: (query, callOptions) => listAuditEvents(context, query, callOptions),
     auditEvents: (iterateOptions) => iterateAuditEvents(context, iterateOptions),
+    getServiceVersion: (callOptions) => getServiceVersion(context, callOptions),
+    checkReadiness: (callOptions) => checkReadiness(context, callOptions),
   };
 }
 

@@ -53,7 +53,7 @@ export function readNextDeliveriesPage(
   requestUrl: URL,
   requested: ListDeliveriesQuery,
 ): NextDeliveriesQuery | null {
-  const fields = { limit: 'number', after: 'bigint' } as const;
+  const fields = { limit: 'number', after: 'bigint', status: 'text' } as const;
   return readNextQuery(operations.listWebhookDeliveries, linkHeader, requestUrl, requested, fields);
 }
 

@@ -63,9 +63,10 @@ import {
 import { type ClaimOptions, claimDeliveries } from './webhooks/claim-deliveries.js';
 import { createWebhook, type NewWebhookInput } from './webhooks/create-webhook.js';
 import { type FanOutOptions, type FanOutResult, fanOutEvents, webhookReceivers } from './webhooks/fan-out-events.js';
-import { listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
+import { type ListDeliveriesQuery, listDeliveries, resendDelivery } from './webhooks/list-deliveries.js';
 import { deleteWebhook, listWebhooks, type TeamScope } from './webhooks/manage-webhooks.js';
 import { createAttemptRecorder, releaseClaim } from './webhooks/record-attempt.js';
+import { type ResendDeliveriesInput, type ResentDeliveries, resendDeliveries } from './webhooks/resend-deliveries.js';
 import { deleteOldWebhookData, type RetentionOptions, type RetentionResult } from './webhooks/retention.js';
 import type {
   AttemptOutcome,
@@ -224,11 +225,16 @@ export interface Database {
    */
   deleteWebhook(id: string, options: TeamScope & { readonly actor: AuditActor }): Promise<boolean>;
   /** One page of a subscription's deliveries in ascending id order; null when it does not exist (for `team`). */
-  listDeliveries(
+  listDeliveries(webhookId: string, query: ListDeliveriesQuery, scope?: TeamScope): Promise<DeliveryPage | null>;
+  /**
+   * Re-queues, oldest first, up to `limit` of a subscription's deliveries matching `input`, each
+   * recorded in the audit log, in one statement; null when that webhook (of `team`) does not exist.
+   */
+  resendDeliveries(
     webhookId: string,
-    query: { limit: number; after?: bigint },
-    scope?: TeamScope,
-  ): Promise<DeliveryPage | null>;
+    input: ResendDeliveriesInput,
+    options: TeamScope & { readonly actor: AuditActor },
+  ): Promise<ResentDeliveries | null>;
   /**
    * Re-queues a delivery (any status) to be attempted now, recorded in the audit log; null when
    * that webhook (of `team`, when given) has no such delivery.
@@ -553,6 +559,7 @@ async function createDatabase(
     updateWebhook: (id, patch, scope) => updateWebhook(prisma, id, patch, scope),
     rotateWebhookSecret: (id, grace, scope) => rotateWebhookSecret(prisma, id, grace, scope),
     sendWebhookTest: (id, scope) => sendWebhookTest(prisma, id, scope),
+    resendDeliveries: (webhookId, input, resend) => resendDeliveries(prisma, webhookId, input, resend),
     listAuditEvents: (query) => listAuditEvents(sql, query),
     deleteOldAuditEvents: (retention) => deleteOldAuditEvents(sql, retention),
     fanOutEvents: (options) => fanOutEvents(sql, options),
@@ -605,6 +612,7 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     updateWebhook: observed(ops.updateWebhook, instruments, db.updateWebhook),
     rotateWebhookSecret: observed(ops.rotateWebhookSecret, instruments, db.rotateWebhookSecret),
     sendWebhookTest: observed(ops.sendWebhookTest, instruments, db.sendWebhookTest),
+    resendDeliveries: observed(ops.resendDeliveries, instruments, db.resendDeliveries),
     listAuditEvents: observed(ops.listAuditEvents, instruments, db.listAuditEvents),
     deleteOldAuditEvents: observed(ops.deleteOldAuditEvents, instruments, db.deleteOldAuditEvents),
     fanOutEvents: observed(ops.fanOutEvents, instruments, db.fanOutEvents),

@@ -70,6 +70,7 @@ export { type NewWebhookInput, WEBHOOK_LIMIT } from './webhooks/create-webhook.j
 export type { FanOutOptions, FanOutResult } from './webhooks/fan-out-events.js';
 export type { TeamScope } from './webhooks/manage-webhooks.js';
 export { receiverOrigin } from './webhooks/receiver-origin.js';
+export type { ResendDeliveriesInput, ResentDeliveries } from './webhooks/resend-deliveries.js';
 export type { RetentionOptions, RetentionResult } from './webhooks/retention.js';
 export type {
   AttemptOutcome,

@@ -52,6 +52,7 @@ export const DATABASE_OPERATIONS = {
   updateWebhook: { name: 'updateWebhook', statement: 'UPDATE', table: 'webhook_subscriptions' },
   rotateWebhookSecret: { name: 'rotateWebhookSecret', statement: 'UPDATE', table: 'webhook_subscriptions' },
   sendWebhookTest: { name: 'sendWebhookTest', statement: 'INSERT', table: 'webhook_deliveries' },
+  resendDeliveries: { name: 'resendDeliveries', statement: 'UPDATE', table: 'webhook_deliveries' },
   listAuditEvents: { name: 'listAuditEvents', statement: 'SELECT', table: 'audit_events' },
   deleteOldAuditEvents: { name: 'deleteOldAuditEvents', statement: 'DELETE', table: 'audit_events' },
   fanOutEvents: { name: 'fanOutEvents', statement: 'INSERT', table: 'webhook_deliveries' },

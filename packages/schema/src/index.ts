@@ -81,6 +81,7 @@ export {
   TAG_MAX_LENGTH,
   tagSchema,
 } from './plant.js';
+export { type ServiceVersion, ServiceVersionSchema } from './service-version.js';
 export { isStorableText, STORABLE_TEXT_PATTERN } from './text.js';
 export { isRfc3339DateTime, timestampSchema } from './timestamp.js';
 export {
@@ -122,6 +123,7 @@ export {
   DELIVERY_STATUSES,
   DeliveryIdSchema,
   type DeliveryStatus,
+  DeliveryStatusSchema,
   EventTypesSchema,
   type ListDeliveriesQuery,
   type ListDeliveriesQueryInput,
@@ -130,6 +132,7 @@ export {
   NewWebhookSchema,
   type PlantCreatedEvent,
   PlantCreatedEventSchema,
+  RESPONSE_EXCERPT_MAX_BYTES,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_LIMIT,
   WEBHOOK_URL_MAX_LENGTH,
@@ -160,3 +163,11 @@ export {
   type WebhookTestEnvelope,
   WebhookTestEnvelopeSchema,
 } from './webhook-changes.js';
+export {
+  RESEND_DELIVERIES_MAX,
+  type ResendDeliveries,
+  type ResendDeliveriesInput,
+  ResendDeliveriesSchema,
+  type ResentDeliveries,
+  ResentDeliveriesSchema,
+} from './webhook-resend.js';

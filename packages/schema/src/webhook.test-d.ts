@@ -61,6 +61,7 @@ describe('webhook types', () => {
       statusCode?: number;
       latencyMs: number;
       error?: string;
+      responseExcerpt?: string;
     }>();
     expectTypeOf<WebhookDelivery>().toEqualTypeOf<{
       id: bigint;
@@ -83,8 +84,8 @@ describe('webhook types', () => {
     expectTypeOf<Input['attempts'][number]['latencyMs']>().toEqualTypeOf<number | bigint>();
   });
 
-  it('ListDeliveriesQuery always has a limit; after is a bigint', () => {
-    expectTypeOf<ListDeliveriesQuery>().toEqualTypeOf<{ limit: number; after?: bigint }>();
+  it('ListDeliveriesQuery always has a limit; after is a bigint; status a DeliveryStatus', () => {
+    expectTypeOf<ListDeliveriesQuery>().toEqualTypeOf<{ limit: number; after?: bigint; status?: DeliveryStatus }>();
     expectTypeOf<Record<never, never>>().toExtend<ListDeliveriesQueryInput>();
     expectTypeOf<ListDeliveriesQueryInput['after']>().toEqualTypeOf<bigint | number | undefined>();
   });

@@ -205,6 +205,9 @@ export type WebhookList = v.InferOutput<typeof WebhookListSchema>;
 /** A delivery's id, as `{deliveryId}` in paths and as `after` in queries: an int64. */
 export const DeliveryIdSchema = int64Schema('deliveryId', 'The id of the delivery');
 
+/** The most bytes of a receiver's answer body kept with each attempt. */
+export const RESPONSE_EXCERPT_MAX_BYTES = 256;
+
 /** What became of a delivery: still to be attempted, received (a 2xx answer), or given up on. */
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -221,6 +224,14 @@ export const WebhookDeliveryAttemptSchema = v.object(
       v.pipe(
         v.string('error must be a string'),
         v.description('Why the attempt failed, in a short sentence; absent for a 2xx'),
+      ),
+    ),
+    responseExcerpt: v.exactOptional(
+      v.pipe(
+        v.string('responseExcerpt must be a string'),
+        v.description(
+          `The start of the receiver's answer body: at most ${RESPONSE_EXCERPT_MAX_BYTES} bytes of it, read as UTF-8 (a character cut at the end is left out; bytes that are not UTF-8, and NUL, show as U+FFFD); absent when no answer came or its body was empty`,
+        ),
       ),
     ),
   },
@@ -279,14 +290,24 @@ export type WebhookDelivery = v.InferOutput<typeof WebhookDeliverySchema>;
 export const WebhookDeliveryListSchema = v.array(WebhookDeliverySchema);
 export type WebhookDeliveryList = v.InferOutput<typeof WebhookDeliveryListSchema>;
 
-/** The query of `GET /webhooks/{id}/deliveries`: `limit` (1-100, default 20) and `after` (a delivery id). */
+/** A delivery's status, as a filter: one of DELIVERY_STATUSES. */
+export const DeliveryStatusSchema = v.pipe(
+  v.picklist(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(', ')}`),
+  v.description('pending, delivered or failed'),
+);
+
+/**
+ * The query of `GET /webhooks/{id}/deliveries`: `limit` (1-100, default 20), `after` (a delivery
+ * id) and `status` (only deliveries with it).
+ */
 export const ListDeliveriesQuerySchema = v.object({
   limit: pageLimitSchema(DELIVERIES_PAGE_DEFAULT_LIMIT, DELIVERIES_PAGE_MAX_LIMIT),
   after: v.exactOptional(
     int64Schema('after', 'Only deliveries whose id is greater than this one: the last id of the previous page'),
   ),
+  status: v.exactOptional(v.pipe(DeliveryStatusSchema, v.description('Only deliveries with this status'))),
 });
-/** The parsed query: `limit` always set, `after` when given. */
+/** The parsed query: `limit` always set, `after` and `status` when given. */
 export type ListDeliveriesQuery = v.InferOutput<typeof ListDeliveriesQuerySchema>;
 /** What a caller may pass: every field optional, `after` as bigint (or a safe-integer number). */
 export type ListDeliveriesQueryInput = v.InferInput<typeof ListDeliveriesQuerySchema>;

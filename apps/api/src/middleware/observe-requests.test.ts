@@ -232,6 +232,7 @@ describe('request errors (a unit, with a fake repository that fails)', () => {
         updateWebhook: async () => null,
         rotateWebhookSecret: async () => null,
         sendWebhookTest: async () => null,
+        resendDeliveries: async () => null,
         listAuditEvents: async () => ({ events: [], hasMore: false }),
         issueToken: async () => {
           throw new Error('not used');

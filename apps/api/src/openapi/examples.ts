@@ -31,6 +31,8 @@ import {
   PLANTS_PAGE_MAX_LIMIT,
   PlantIdSchema,
   PlantPatchSchema,
+  RESEND_DELIVERIES_MAX,
+  ResendDeliveriesSchema,
   RotateWebhookSecretSchema,
   type StoredPlant,
   type SuccessBodyOf,
@@ -125,7 +127,13 @@ const EXAMPLE_PENDING: WebhookDelivery = {
   createdAt: '2026-11-23T10:50:01.250Z',
   attempts: [
     // The errors the dispatcher really records for these outcomes.
-    { attemptedAt: '2026-11-23T10:50:01.262Z', statusCode: 503, latencyMs: 48, error: describeStatus(503) ?? '' },
+    {
+      attemptedAt: '2026-11-23T10:50:01.262Z',
+      statusCode: 503,
+      latencyMs: 48,
+      error: describeStatus(503) ?? '',
+      responseExcerpt: '{"error":"maintenance until 11:30"}',
+    },
     { attemptedAt: '2026-11-23T10:50:06.301Z', latencyMs: 10_000, error: describeTimeout(10_000) },
   ],
 };
@@ -138,7 +146,7 @@ const EXAMPLE_DELIVERED: WebhookDelivery = {
   status: 'delivered',
   createdAt: '2026-11-23T10:51:00.004Z',
   deliveredAt: '2026-11-23T10:51:00.090Z',
-  attempts: [{ attemptedAt: '2026-11-23T10:51:00.012Z', statusCode: 204, latencyMs: 78 }],
+  attempts: [{ attemptedAt: '2026-11-23T10:51:00.012Z', statusCode: 200, latencyMs: 78, responseExcerpt: 'ok' }],
 };
 
 const EXAMPLE_TOKEN = {
@@ -196,6 +204,7 @@ export const PARAMETER_EXAMPLES: {
   webhookId: EXAMPLE_WEBHOOK.id,
   deliveryId: EXAMPLE_PENDING.id,
   deliveriesAfter: EXAMPLE_PENDING.id,
+  deliveriesStatus: 'failed',
   tokenName: EXAMPLE_TOKEN.name,
 };
 
@@ -371,6 +380,20 @@ export const OPERATION_EXAMPLES = {
         eventTypes: ['An unknown event type', validationMessage(WebhookPatchSchema, { eventTypes: ['plant.moved'] })],
         enabled: ['enabled null', validationMessage(WebhookPatchSchema, { enabled: null })],
         scheme: ['Not http or https', validationMessage(WebhookPatchSchema, { url: 'ftp://hooks.example.com/' })],
+      },
+      404: unknownWebhook,
+    },
+  },
+  resendWebhookDeliveries: {
+    body: {
+      failed: {},
+      range: { status: 'failed', after: 16n, through: 240n, createdFrom: '2026-11-23T10:00:00.000Z', limit: 50 },
+    },
+    success: { resent: { resent: 2, deliveryIds: [17n, 23n], hasMore: false } },
+    errors: {
+      400: {
+        status: ['Unknown status', validationMessage(ResendDeliveriesSchema, { status: 'lost' })],
+        limit: ['limit out of range', validationMessage(ResendDeliveriesSchema, { limit: RESEND_DELIVERIES_MAX + 1 })],
       },
       404: unknownWebhook,
     },

@@ -177,9 +177,17 @@ describe('reading int64 strings in request bodies, from the body schema', () => 
     const patch = int64StringReader(inlineJsonSchemaOf(operations.updatePlant.body.schema));
     expect(patch?.({ id: '-9223372036854775808', tag: null })).toEqual({ id: -9223372036854775808n, tag: null });
     expect(patch?.({ name: '7' })).toEqual({ name: '7' });
+    // A bulk resend's id bounds are read; its limit, an int32, is not.
+    const resend = int64StringReader(inlineJsonSchemaOf(operations.resendWebhookDeliveries.body.schema));
+    expect(resend?.({ after: '9223372036854775806', through: '9223372036854775807', limit: '5' })).toEqual({
+      after: 9223372036854775806n,
+      through: 9223372036854775807n,
+      limit: '5',
+    });
     // Bodies without an int64 have nothing to read.
+    const withInt64s: readonly string[] = ['createPlant', 'importPlants', 'updatePlant', 'resendWebhookDeliveries'];
     for (const [id, operation] of operationEntries) {
-      if (!operation.body || id === 'createPlant' || id === 'importPlants' || id === 'updatePlant') continue;
+      if (!operation.body || withInt64s.includes(id)) continue;
       expect(int64StringReader(inlineJsonSchemaOf(operation.body.schema)), id).toBeUndefined();
     }
   });

@@ -1,4 +1,11 @@
-import { ErrorCode, OPERATION_TAGS, PLANTS_PAGE_DEFAULT_LIMIT, SCOPE_DESCRIPTIONS, SCOPES } from '@plant-store/schema';
+import {
+  ErrorCode,
+  OPERATION_TAGS,
+  PLANTS_PAGE_DEFAULT_LIMIT,
+  SCOPE_DESCRIPTIONS,
+  SCOPES,
+  ServiceVersionSchema,
+} from '@plant-store/schema';
 import { INT64_HEADER, type Int64Form } from '../http/int64-form.js';
 import {
   AUTHENTICATION_REQUIRED_MESSAGE,
@@ -11,7 +18,7 @@ import {
 import { overLimitMessage } from '../middleware/limit-token-rate.js';
 import { EXAMPLE_NEXT_AFTER } from './examples.js';
 import { withInt64Strings } from './int64-strings-document.js';
-import { componentSchemas } from './json-schemas.js';
+import { componentSchemas, inlineJsonSchemaOf } from './json-schemas.js';
 import { errorContent, errorExample, JSON_TYPE, ref } from './openapi-parts.js';
 import { operationPaths, parameterComponents } from './operation-paths.js';
 import { plantCreatedWebhook } from './plant-created-webhook.js';
@@ -113,6 +120,14 @@ export function createOpenApiDocument({
         },
         'Swagger UI over `/openapi.json`, served from the service itself (no external resources). No token needed.',
       ),
+      '/console': serviceOperation(
+        'getConsole',
+        'The console: a page to see and fix your plants, tokens and webhooks',
+        {
+          '200': { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
+        "A single page served by the service itself (no external resources, a strict Content-Security-Policy). No token needed to load it; it asks for one, keeps it in the tab's sessionStorage only, and calls this API with it.",
+      ),
       '/healthz': serviceOperation(
         'checkLiveness',
         'Liveness: the process answers (does not touch the database)',
@@ -124,6 +139,22 @@ export function createOpenApiDocument({
         'Readiness: the database answers',
         { '200': statusResponse('ready'), '503': ref('responses/DatabaseUnavailable') },
         'For readiness probes: 200 when the database answers a query, 503 with `Retry-After` when it does not. No token needed. With `METRICS_PORT` set, also served on that port.',
+      ),
+      '/version': serviceOperation(
+        'getVersion',
+        "The service's release",
+        {
+          '200': {
+            description: 'Which release answers',
+            content: {
+              [JSON_TYPE]: {
+                schema: inlineJsonSchemaOf(ServiceVersionSchema),
+                example: { version: '1.0.0' },
+              },
+            },
+          },
+        },
+        "The service's version (its package's semver), for a console's health strip or a rollout check. No token needed.",
       ),
       ...(metrics
         ? {

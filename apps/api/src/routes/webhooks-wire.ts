@@ -45,6 +45,7 @@ export function toWebhookDelivery(record: DeliveryRecord): WebhookDelivery {
         ...(attempt.statusCode === null ? {} : { statusCode: attempt.statusCode }),
         latencyMs: attempt.latencyMs,
         ...(attempt.error === null ? {} : { error: attempt.error }),
+        ...(attempt.responseExcerpt == null ? {} : { responseExcerpt: attempt.responseExcerpt }),
       }),
     ),
   };

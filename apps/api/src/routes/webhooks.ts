@@ -18,6 +18,7 @@ export interface WebhookHandlersOptions {
     | 'updateWebhook'
     | 'rotateWebhookSecret'
     | 'sendWebhookTest'
+    | 'resendDeliveries'
   >;
   /** Which receivers may be registered: public addresses only, unless private networks are allowed. */
   readonly urlPolicy: UrlPolicy;
@@ -59,7 +60,26 @@ export function webhookHandlers({ db, urlPolicy, perTeamLimit }: WebhookHandlers
       return toWebhookDelivery(delivery);
     },
     ...webhookChangeHandlers({ db, urlPolicy }),
+    resendWebhookDeliveries: async ({ params: { id }, body }, caller) => {
+      const { createdFrom, createdBefore, ...bounds } = body;
+      const input = {
+        ...bounds,
+        ...(createdFrom === undefined ? {} : { createdFrom: instantOf(createdFrom, 'createdFrom') }),
+        ...(createdBefore === undefined ? {} : { createdBefore: instantOf(createdBefore, 'createdBefore') }),
+      };
+      const resent = await db.resendDeliveries(id, input, { ...teamScopeOf(caller), actor: actorOf(caller) });
+      if (resent === null) throw webhookNotFound(id);
+      return { resent: resent.deliveryIds.length, deliveryIds: resent.deliveryIds, hasMore: resent.hasMore };
+    },
   };
+}
+
+/** An RFC 3339 instant the schema accepted, as a Date; a leap second (`:60`), which no Date holds, is a 400. */
+function instantOf(text: string, field: string): Date {
+  const instant = new Date(text);
+  if (Number.isNaN(instant.getTime()))
+    throw invalidRequest(`${field} must be an instant a clock can show (no leap second)`);
+  return instant;
 }
 
 export function webhookNotFound(id: string): ApiError {

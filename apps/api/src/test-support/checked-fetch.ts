@@ -11,8 +11,8 @@ import { type ContractCheck, loadContract } from './openapi-contract.js';
 const contracts = new Map<string, Promise<ContractCheck>>();
 const violations: string[] = [];
 
-/** Static files of the docs page: not API operations. */
-const UNCHECKED_PATHS = /^\/docs\//;
+/** Static files of the docs page and the console: not API operations. */
+const UNCHECKED_PATHS = /^\/(?:docs|console)\//;
 
 function contractFor(origin: string, int64Strings: boolean): Promise<ContractCheck> {
   const documentUrl = new URL(int64Strings ? '/openapi.json?int64=string' : '/openapi.json', origin).href;

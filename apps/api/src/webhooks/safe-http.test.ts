@@ -126,9 +126,22 @@ describe('postWebhook', () => {
     expect(receiver.received[0]?.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': 'msg_1' });
   });
 
-  it('reports any other status as a failure, with the status', async () => {
+  it('reports any other status as a failure, with the status and the start of the answer', async () => {
     const receiver = await serve((response) => response.writeHead(503).end('busy'));
-    expect(await post(local(receiver.port))).toMatchObject({ statusCode: 503, error: 'HTTP 503' });
+    expect(await post(local(receiver.port))).toMatchObject({
+      statusCode: 503,
+      error: 'HTTP 503',
+      responseExcerpt: 'busy',
+    });
+  });
+
+  it('keeps the first 256 bytes of a long answer as text, a character cut at the bound left out', async () => {
+    // 255 bytes of ASCII, then a 2-byte character across the bound, then more.
+    const receiver = await serve((response) => response.writeHead(500).end(`${'a'.repeat(255)}é${'b'.repeat(5000)}`));
+    const result = await post(local(receiver.port));
+    expect(result.responseExcerpt).toBe('a'.repeat(255));
+    const empty = await serve((response) => response.writeHead(204).end());
+    expect((await post(local(empty.port))).responseExcerpt).toBeNull();
   });
 
   it('records a status HTTP does not define as no status, so the delivery log keeps to its contract', async () => {

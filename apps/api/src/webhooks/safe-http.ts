@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { describeStatus, describeTimeout } from './attempt-messages.js';
+import { createExcerptCollector } from './response-excerpt.js';
 import {
   ALLOW_PRIVATE_NETWORKS_SETTING,
   bareHostname,
@@ -115,6 +116,8 @@ export interface PostWebhookResult {
    * `aborted`, `invalid_url`, an error code such as `ECONNREFUSED`): a trace's `error.type`.
    */
   readonly errorType?: string;
+  /** The start of the answer's body as text (see responseExcerptOf); null or absent when none came. */
+  readonly responseExcerpt?: string | null;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4096;
@@ -126,7 +129,8 @@ const MAX_HTTP_STATUS = 599;
  * POSTs one webhook and says how it went; never throws. Redirects are not followed (a 3xx is a
  * failed attempt, as the Standard Webhooks spec says): following one would let a receiver point
  * the request anywhere. At most `maxResponseBytes` of the body are read, then the connection is
- * dropped: nothing is kept of it, and a receiver must not be able to make us read without end.
+ * dropped: only its first bytes are kept (the attempt's response excerpt), and a receiver must not
+ * be able to make us read without end.
  */
 export async function postWebhook(
   dispatcher: Dispatcher,
@@ -164,7 +168,8 @@ export async function postWebhook(
       const errorType = attempt.timedOut() ? 'timeout' : signal?.aborted ? 'aborted' : classifyFailure(error);
       return { statusCode: null, latencyMs: latencyMs(), error: reason, errorType };
     }
-    await drainAtMost(response.body, maxResponseBytes);
+    const excerpt = createExcerptCollector();
+    await drainAtMost(response.body, maxResponseBytes, excerpt.add);
     const statusCode = response.statusCode;
     // undici passes on any three digits; HTTP statuses, and the delivery log's contract, end at 599.
     if (statusCode > MAX_HTTP_STATUS) {
@@ -175,7 +180,7 @@ export async function postWebhook(
         errorType: 'invalid_response',
       };
     }
-    return { statusCode, latencyMs: latencyMs(), error: describeStatus(statusCode) };
+    return { statusCode, latencyMs: latencyMs(), error: describeStatus(statusCode), responseExcerpt: excerpt.text() };
   } finally {
     attempt.dispose();
   }
@@ -209,14 +214,20 @@ function attemptSignal(timeoutMs: number, outer: AbortSignal | undefined) {
 }
 
 /**
- * Reads up to `limit` bytes and drops the rest. A body that ends within the limit leaves the
- * connection reusable; a longer one, or one that fails or stalls past the deadline, closes it.
- * The status already decided the outcome, so what happens here changes nothing but the latency.
+ * Reads up to `limit` bytes (each chunk shown to `keep`, which holds on to the start) and drops
+ * the rest. A body that ends within the limit leaves the connection reusable; a longer one, or
+ * one that fails or stalls past the deadline, closes it. The status already decided the outcome,
+ * so what happens here changes nothing but the latency.
  */
-async function drainAtMost(body: Dispatcher.ResponseData['body'], limit: number): Promise<void> {
+async function drainAtMost(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  keep: (chunk: Buffer) => void,
+): Promise<void> {
   let read = 0;
   try {
     for await (const chunk of body) {
+      keep(chunk as Buffer);
       read += (chunk as Buffer).length;
       if (read >= limit) break;
     }

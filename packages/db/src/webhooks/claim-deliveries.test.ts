@@ -26,6 +26,8 @@ const failed = (retryAt: Date | null, statusCode: number | null = 500): AttemptO
   statusCode,
   latencyMs: 3_000.4,
   error: statusCode === null ? 'connection refused' : `answered ${statusCode}`,
+  // The receiver's answer, when one came.
+  responseExcerpt: statusCode === null ? null : `{"status":${statusCode}}`,
 });
 
 /** Subscriptions, then plants: one delivery per (plant, subscription). */
@@ -316,7 +318,7 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
         nextAttemptAt: null,
         createdAt: expect.any(Date),
         deliveredAt: expect.any(Date),
-        attempts: [{ attemptedAt, statusCode: 204, latencyMs: 12, error: null }],
+        attempts: [{ attemptedAt, statusCode: 204, latencyMs: 12, error: null, responseExcerpt: null }],
       },
     ]);
     expect(await claim()).toEqual([]);
@@ -344,8 +346,20 @@ describe.each(testEngines())('delivery leases on %s', (engine) => {
     const [done] = (await listDeliveries(client.prisma, webhook.id, { limit: 10 }))?.deliveries ?? [];
     expect(done).toMatchObject({ status: 'failed', nextAttemptAt: null, deliveredAt: null });
     expect(done?.attempts).toEqual([
-      { attemptedAt: expect.any(Date), statusCode: 500, latencyMs: 3_000, error: 'answered 500' },
-      { attemptedAt: expect.any(Date), statusCode: null, latencyMs: 3_000, error: 'connection refused' },
+      {
+        attemptedAt: expect.any(Date),
+        statusCode: 500,
+        latencyMs: 3_000,
+        error: 'answered 500',
+        responseExcerpt: '{"status":500}',
+      },
+      {
+        attemptedAt: expect.any(Date),
+        statusCode: null,
+        latencyMs: 3_000,
+        error: 'connection refused',
+        responseExcerpt: null,
+      },
     ]);
     expect(await claim()).toEqual([]);
   });

@@ -10,6 +10,8 @@ export interface ListDeliveriesQuery {
   readonly limit: number;
   /** Only deliveries with a greater id (the previous page's last). */
   readonly after?: bigint;
+  /** Only deliveries with this status. */
+  readonly status?: DeliveryStatus;
 }
 
 /** The columns a DeliveryRecord is made of, for Prisma's `select`. */
@@ -23,7 +25,7 @@ export const deliveryRecordSelect = {
   deliveredAt: true,
   event: { select: { plantId: true, type: true } },
   attempts: {
-    select: { attemptedAt: true, statusCode: true, latencyMs: true, error: true },
+    select: { attemptedAt: true, statusCode: true, latencyMs: true, error: true, responseExcerpt: true },
     orderBy: { id: 'asc' },
   },
 } as const;
@@ -44,12 +46,13 @@ interface DeliveryRow {
  * One page of a subscription's deliveries in ascending id order, each with every attempt
  * (oldest first), or null when there is no such subscription (of `team`, when given: another
  * team's answers as if it did not exist). Reads `limit + 1` deliveries at most, along the
- * (subscription_id, id) index, to know whether another page follows.
+ * (subscription_id, id) index, to know whether another page follows; with `status`, only those
+ * that have it (filtered along the same index walk).
  */
 export async function listDeliveries(
   prisma: PrismaClient,
   webhookId: string,
-  { limit, after }: ListDeliveriesQuery,
+  { limit, after, status }: ListDeliveriesQuery,
   { team }: TeamScope = {},
 ): Promise<DeliveryPage | null> {
   if (!isWebhookId(webhookId)) return null;
@@ -60,6 +63,7 @@ export async function listDeliveries(
         subscriptionId: webhookId,
         ...(team === undefined ? {} : { subscription: owned }),
         ...(after === undefined ? {} : { id: { gt: after } }),
+        ...(status === undefined ? {} : { status }),
       },
       orderBy: { id: 'asc' },
       take: limit + 1,

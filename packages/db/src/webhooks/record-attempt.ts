@@ -4,6 +4,8 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from './webhook-
 
 /** Longest error text kept per attempt: a sentence, not a receiver's whole response. */
 const MAX_ERROR_LENGTH = 1_000;
+/** A bound on the excerpt kept (the dispatcher keeps 256 bytes, at most 256 UTF-16 units). */
+const MAX_EXCERPT_LENGTH = 1_000;
 /** The latency column is an int4. */
 const MAX_INT32 = 2_147_483_647;
 
@@ -17,15 +19,15 @@ const MAX_INT32 = 2_147_483_647;
  *
  * Each subscription's health follows in the same statement: an attempt delivered clears its
  * `failing_since`; a failed one sets it (the first failure since the last success). One whose
- * every attempt has failed for `$9` milliseconds (0: never) is disabled there and then, `$10`
+ * every attempt has failed for `$10` milliseconds (0: never) is disabled there and then, `$11`
  * and since when its reason: its pending deliveries wait (the migration's trigger), and it gets no
  * new events until its owner enables it again. Only a change is written: a healthy subscription's
  * deliveries cost no write of it.
  */
 export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   SELECT *
-  FROM unnest($1::text[]::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[], $8::text[])
-    AS input (id, lease_id, status, next_attempt_at, attempted_at, status_code, latency_ms, error)
+  FROM unnest($1::text[]::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[])
+    AS input (id, lease_id, status, next_attempt_at, attempted_at, status_code, latency_ms, error, response_excerpt)
 ), updated AS (
   UPDATE public.webhook_deliveries AS deliveries
   SET status = input.status,
@@ -38,8 +40,8 @@ export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   WHERE deliveries.id = input.id AND deliveries.lease_id = input.lease_id
   RETURNING deliveries.id, deliveries.subscription_id
 ), attempts AS (
-  INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
-  SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error
+  INSERT INTO public.webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
+  SELECT input.id, input.attempted_at, input.status_code, input.latency_ms, input.error, input.response_excerpt
   FROM input JOIN updated ON updated.id = input.id
 ), outcomes AS (
   SELECT updated.subscription_id, bool_or(input.status = 'delivered') AS delivered,
@@ -48,8 +50,8 @@ export const RECORD_ATTEMPTS_SQL = `WITH input AS (
   GROUP BY updated.subscription_id
 ), judged AS (
   SELECT outcomes.*, coalesce(subscriptions.failing_since, outcomes.first_failure) AS failing_since,
-    NOT outcomes.delivered AND $9::bigint > 0 AND subscriptions.enabled
-      AND coalesce(subscriptions.failing_since, outcomes.first_failure) <= now() - $9::bigint * interval '1 millisecond' AS disable
+    NOT outcomes.delivered AND $10::bigint > 0 AND subscriptions.enabled
+      AND coalesce(subscriptions.failing_since, outcomes.first_failure) <= now() - $10::bigint * interval '1 millisecond' AS disable
   FROM outcomes JOIN public.webhook_subscriptions AS subscriptions ON subscriptions.id = outcomes.subscription_id
   WHERE (outcomes.delivered AND subscriptions.failing_since IS NOT NULL)
     OR (NOT outcomes.delivered AND (subscriptions.failing_since IS NULL OR subscriptions.enabled))
@@ -59,7 +61,7 @@ export const RECORD_ATTEMPTS_SQL = `WITH input AS (
     enabled = subscriptions.enabled AND NOT judged.disable,
     disabled_at = CASE WHEN judged.disable THEN now() ELSE subscriptions.disabled_at END,
     disabled_reason = CASE WHEN judged.disable
-      THEN $10::text || ' (since ' || to_char(judged.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ')'
+      THEN $11::text || ' (since ' || to_char(judged.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ')'
       ELSE subscriptions.disabled_reason END
   FROM judged
   WHERE subscriptions.id = judged.subscription_id
@@ -110,6 +112,7 @@ export async function recordAttempts(
     statusCodes: [] as (number | null)[],
     latencies: [] as number[],
     errors: [] as (string | null)[],
+    excerpts: [] as (string | null)[],
   };
   for (const { claim, outcome } of attempts) {
     const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
@@ -121,6 +124,7 @@ export async function recordAttempts(
     columns.statusCodes.push(outcome.statusCode);
     columns.latencies.push(Math.min(MAX_INT32, Math.max(0, Math.round(outcome.latencyMs))));
     columns.errors.push(outcome.error?.slice(0, MAX_ERROR_LENGTH) ?? null);
+    columns.excerpts.push(keptExcerpt(outcome.responseExcerpt));
   }
   try {
     const { rows } = await sql.query<{ id: string }>(RECORD_ATTEMPTS_SQL, [
@@ -132,6 +136,7 @@ export async function recordAttempts(
       columns.statusCodes,
       columns.latencies,
       columns.errors,
+      columns.excerpts,
       Math.max(0, Math.round(disable.afterMs)),
       failingReason(disable.afterMs),
     ]);
@@ -140,6 +145,15 @@ export async function recordAttempts(
   } catch (error) {
     throw translateError(error);
   }
+}
+
+/**
+ * The excerpt as the column keeps it: null for none or empty; NUL (which a text column cannot
+ * hold) as U+FFFD; never longer than the dispatcher's bound, should a caller pass more.
+ */
+function keptExcerpt(excerpt: string | null | undefined): string | null {
+  if (excerpt === undefined || excerpt === null || excerpt === '') return null;
+  return excerpt.slice(0, MAX_EXCERPT_LENGTH).replaceAll('\u0000', '\uFFFD');
 }
 
 /** Records one attempt (see recordAttempts). */

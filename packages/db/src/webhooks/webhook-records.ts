@@ -40,6 +40,8 @@ export interface DeliveryAttemptRecord {
   readonly latencyMs: number;
   /** Why it failed, in a short sentence; null for a 2xx. */
   readonly error: string | null;
+  /** The start of the receiver's answer body (see RESPONSE_EXCERPT_MAX_BYTES); null or absent when none. */
+  readonly responseExcerpt?: string | null;
 }
 
 /** An event's delivery to one subscription, with every attempt so far (oldest first). */

@@ -27,6 +27,7 @@ import {
   SECRET_GRACE_PERIOD_DEFAULT_SECONDS,
   WebhookPatchSchema,
 } from '../webhook-changes.js';
+import { RESEND_DELIVERIES_MAX, ResendDeliveriesSchema, ResentDeliveriesSchema } from '../webhook-resend.js';
 import type { OperationDeclaration } from './operation.js';
 
 const PAGE_QUERY_REFUSED = 'A query parameter is ill-formed or out of range, or given twice.';
@@ -352,8 +353,9 @@ export const operations = {
     description: [
       'Every event sent (or to be sent) to this webhook, in ascending id order (oldest first), one page at a time, each with every attempt so far.',
       'Paged like `GET /plants`: when more deliveries follow, the `Link` header carries the next page (`rel="next"`); or pass the last `id` of a page as `after`.',
+      "With `status`, only the deliveries that have it (the next page keeps the filter). Each attempt carries the start of the receiver's answer as `responseExcerpt`.",
     ].join(' '),
-    parameters: ['webhookId', 'deliveriesLimit', 'deliveriesAfter'],
+    parameters: ['webhookId', 'deliveriesLimit', 'deliveriesAfter', 'deliveriesStatus'],
     query: ListDeliveriesQuerySchema,
     success: {
       status: 200,
@@ -378,6 +380,28 @@ export const operations = {
     errors: {
       400: 'The path deliveryId is not an int64.',
       404: 'This webhook has no delivery with this id (or there is no such webhook).',
+    },
+  },
+  resendWebhookDeliveries: {
+    method: 'POST',
+    path: '/webhooks/{id}/deliveries/resend',
+    tag: 'webhooks',
+    scope: 'webhooks:manage',
+    summary: 'Resend many deliveries',
+    description: [
+      `Queues again, oldest first, up to \`limit\` (at most ${RESEND_DELIVERIES_MAX}) of this webhook's deliveries that have \`status\` (default \`failed\`) and fall in the range given (ids after \`after\` and up to \`through\`, created from \`createdFrom\` and before \`createdBefore\`), each as \`POST .../deliveries/{deliveryId}/resend\` does, in one transaction, each recorded in the audit log.`,
+      '`hasMore` says whether more matched: send again with `after` the last id resent to go on. An empty body `{}` resends the oldest failed deliveries.',
+    ].join(' '),
+    parameters: ['webhookId'],
+    body: { schema: ResendDeliveriesSchema, description: 'Which deliveries to queue again' },
+    success: {
+      status: 202,
+      description: 'Queued: how many, and their ids (none when nothing matched).',
+      schema: ResentDeliveriesSchema,
+    },
+    errors: {
+      400: 'The body is refused: not a JSON object, an unknown status, an ill-formed id, instant or limit.',
+      404: NO_SUCH_WEBHOOK,
     },
   },
   listTokens: {

@@ -83,6 +83,12 @@ export const operationParameters = {
     description: afterDescription('deliveries'),
     schema: ListDeliveriesQuerySchema.entries.after,
   },
+  deliveriesStatus: {
+    in: 'query',
+    name: 'status',
+    description: 'Only deliveries with this status: pending, delivered or failed.',
+    schema: ListDeliveriesQuerySchema.entries.status,
+  },
   auditLimit: {
     in: 'query',
     name: 'limit',

@@ -40,9 +40,17 @@ describe('createOutcomeRecorder', () => {
     const store = new FakeRecordStore();
     const { record, lines, results } = recorder(store);
     const claimed = claimedDelivery();
-    await record(claimed, ATTEMPTED_AT, { statusCode: 204, latencyMs: 12, error: null });
+    await record(claimed, ATTEMPTED_AT, { statusCode: 204, latencyMs: 12, error: null, responseExcerpt: 'thanks' });
     expect(store.recorded).toEqual([
-      { attemptedAt: ATTEMPTED_AT, statusCode: 204, latencyMs: 12, error: null, delivered: true, retryAt: null },
+      {
+        attemptedAt: ATTEMPTED_AT,
+        statusCode: 204,
+        latencyMs: 12,
+        error: null,
+        responseExcerpt: 'thanks',
+        delivered: true,
+        retryAt: null,
+      },
     ]);
     expect(results).toEqual(['delivered']);
     expect(lines).toEqual([

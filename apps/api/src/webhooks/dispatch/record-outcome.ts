@@ -43,11 +43,11 @@ export function createOutcomeRecorder(options: OutcomeRecorderOptions): RecordOu
     log,
     'webhook attempt could not be recorded; the delivery is retried when its lease expires',
   );
-  return async (claimed, attemptedAt, { statusCode, latencyMs, error }) => {
+  return async (claimed, attemptedAt, { statusCode, latencyMs, error, responseExcerpt = null }) => {
     const delivered = statusCode !== null && statusCode >= 200 && statusCode < 300;
     const delayMs = delivered ? null : nextAttemptDelay(retryScheduleMs, claimed.attemptNumber, random);
     const retryAt = delayMs === null ? null : new Date(now().getTime() + delayMs);
-    const outcome: AttemptOutcome = { attemptedAt, statusCode, latencyMs, error, delivered, retryAt };
+    const outcome: AttemptOutcome = { attemptedAt, statusCode, latencyMs, error, responseExcerpt, delivered, retryAt };
     const fields = { ...describeClaim(claimed), status: statusCode, latencyMs, error };
     let recorded: boolean;
     try {
