@@ -424,7 +424,8 @@ describe.each(testEngines())('migrations as a separate step on %s', (engine) => 
     } finally {
       await storage.dispose();
     }
-  });
+    // Every migration, twice over, on a fresh database: past the default 60 s on a busy machine.
+  }, 180_000);
 });
 
 describe('the embedded data folder', () => {

@@ -156,11 +156,24 @@ describe('the gate', () => {
       reason: 'every client sends a tag already',
     };
     const root = await checkout({ committed: requiredTag, released: COMMITTED_TEXT });
+    // NewPlant is in more than one body (POST /plants, and each line of an import): the tag made
+    // required there is a change of each, and each needs its own review.
+    const unreviewed = await runContractGate({
+      served: requiredTag,
+      committed: requiredTag,
+      released: COMMITTED_TEXT,
+      root,
+    });
+    const breaking = unreviewed.sinceRelease.changes.filter((change) => change.type === 'breaking');
+    expect(breaking.map((change) => change.description)).toContain(review.change);
+    const others = breaking
+      .filter((change) => change.description !== review.change)
+      .map((change) => ({ change: change.description, reason: review.reason }));
     const reviewed = await runContractGate({
       served: requiredTag,
       committed: requiredTag,
       released: COMMITTED_TEXT,
-      reviewed: [review],
+      reviewed: [review, ...others],
       root,
     });
     expect(reviewed.sinceRelease.verdict).toBe('non-breaking');
@@ -218,6 +231,10 @@ describe('the gate', () => {
           {
             change: '[Added] required status to `tag` in Request Body content (application/json)',
             reason: 'every client sends a tag already',
+          },
+          {
+            change: '[Added] annotation (2) in Request Body content (application/x-ndjson)',
+            reason: 'every import has a tag on each line already',
           },
         ],
       }),
