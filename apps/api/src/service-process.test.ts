@@ -28,6 +28,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
     expect(output()).toContain('"message":"stopped"');
   });
 
+  // These two start the service more than once on a fresh database: past 60 s on a busy machine.
   it('keeps every plant answered 200 when the process is killed with SIGKILL mid-stream', async () => {
     const where = await storage();
     let token: string | undefined;
@@ -67,7 +68,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
 
     const restarted = await start(where);
     for (const id of answered) expect((await restarted.db.findPlant(id))?.plant).toEqual({ id, name: `p${id}` });
-  });
+  }, 180_000);
 
   it('runs migrations as a step of their own: serve refuses a database behind, migrate applies, serve starts', async () => {
     const where = await storage(false);
@@ -87,7 +88,7 @@ describe.each(testEngines())('the service as a process on %s', (engine) => {
     expect((await request(url, '/readyz')).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-  });
+  }, 180_000);
 
   it('manages tokens with the token command: create prints the token last, list, revoke', async () => {
     const where = await storage();
