@@ -142,7 +142,7 @@ export function SendTest({ webhook, action, onDone }: WebhookActionProps) {
   return (
     <button
       type="button"
-      aria-label={`Send a test event to ${webhook.url}`}
+      aria-label={`Send test event to ${webhook.url}`}
       disabled={action.busy}
       onClick={() =>
         action.run(async (client) => {
