@@ -34,6 +34,11 @@ export type ImportSource =
 export interface ImportPlantsOptions extends CallOptions {
   /** Compress the body with gzip (CompressionStream) before sending. Default false. */
   readonly gzip?: boolean;
+  /**
+   * The source's bytes are gzip already (a `.ndjson.gz` file): sent as they are, with
+   * `Content-Encoding: gzip`. Not with `gzip` (that would compress them twice). Default false.
+   */
+  readonly gzipped?: boolean;
   /** Called as the body is sent, with the bytes (before compression) and the lines sent so far. */
   readonly onProgress?: (progress: { readonly bytes: number; readonly lines: number }) => void;
 }
@@ -58,17 +63,23 @@ export async function importPlants(
   source: ImportSource,
   options: ImportPlantsOptions = {},
 ): Promise<ImportResult> {
+  if (options.gzip && options.gzipped) throw new TypeError('importPlants: gzip and gzipped cannot both be true');
   const target = operationTarget(context, operations.importPlants, {});
   const request: PlantStoreRequest = { ...target, retryMode: 'unprocessed-only', signal: options.signal };
-  let body = readableOf(countingBytes(await bytesOf(source), options.onProgress));
   const headers: Record<string, string> = {
     Accept: 'application/json',
     Authorization: `Bearer ${context.transport.token}`,
     'Content-Type': NDJSON_TYPE,
   };
-  if (options.gzip) {
+  if (options.gzip || options.gzipped) headers['Content-Encoding'] = 'gzip';
+  // A Blob (a File a person picked) goes as it is, with its length: browsers send a streamed body
+  // only over HTTP/2, and a page's service may well answer HTTP/1.1.
+  const whole = source instanceof Blob && !options.gzip && options.onProgress === undefined;
+  let body: ReadableStream<Uint8Array> | Blob = whole
+    ? source
+    : readableOf(countingBytes(await bytesOf(source), options.onProgress));
+  if (options.gzip && !(body instanceof Blob)) {
     body = body.pipeThrough(new CompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
-    headers['Content-Encoding'] = 'gzip';
   }
   let response: Response;
   let text: string;
@@ -80,7 +91,7 @@ export async function importPlants(
       redirect: 'manual',
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       // A streamed request body (fetch's `duplex`, not in every lib's RequestInit yet).
-      ...{ duplex: 'half' },
+      ...(body instanceof Blob ? {} : { duplex: 'half' }),
     });
     text = await response.text();
   } catch (error) {

@@ -292,7 +292,8 @@ describe.skipIf(SKIP_BROWSER)(
           20_000,
           100,
         );
-        await expect(attempts.count()).resolves.toBe(4);
+        // The refresh that saw it may be followed by one still loading: wait for the list it shows.
+        await waitUntil(async () => (await attempts.count()) === 4);
         await expect(attempts.last().locator('td').nth(1).textContent()).resolves.toBe('200');
         await page.getByLabel('Status').selectOption('failed');
         await page.getByText('No failed deliveries.').waitFor();

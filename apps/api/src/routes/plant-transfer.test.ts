@@ -331,6 +331,22 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
     }
   });
 
+  it('imports a Blob as it is (sent whole, with its length), and a gzip file as it is with gzipped', async () => {
+    const client = createPlantStoreClient({ baseUrl: service.url, token: writer, fetch: checkedFetch });
+    const plain = new Blob([`${ndjson([{ id: 710n, name: 'From a Blob', tag: 'blob' }])}\n`]);
+    expect(await client.importPlants(plain)).toEqual({ lines: 1, stored: 1, alreadyStored: 0 });
+    const gzipped = new Blob([gzipSync(`${ndjson([{ id: 711n, name: 'From a gzip file', tag: 'blob' }])}\n`)]);
+    expect(await client.importPlants(gzipped, { gzipped: true })).toEqual({ lines: 1, stored: 1, alreadyStored: 0 });
+    // The same gzip bytes not said to be gzip: not NDJSON, refused, nothing stored.
+    await expect(client.importPlants(gzipped)).rejects.toMatchObject({ status: 400 });
+    await expect(client.importPlants(plain, { gzip: true, gzipped: true })).rejects.toThrow(TypeError);
+    const readerClient = createPlantStoreClient({ baseUrl: service.url, token: reader, fetch: checkedFetch });
+    expect((await readerClient.listPlants({ tag: 'blob' })).plants.map(({ id, name }) => [id, name])).toEqual([
+      [710n, 'From a Blob'],
+      [711n, 'From a gzip file'],
+    ]);
+  });
+
   it('announces imported plants to subscriptions, like any create', async () => {
     const manager = (
       await service.db.issueToken(testToken({ name: 'hooks', scopes: ['plants:read', 'webhooks:manage'] }))

@@ -7,10 +7,11 @@ import { useAction, useLoad } from '../components/use-call.js';
 import { usePages } from '../components/use-pages.js';
 import { PLANT_ID_HINT, readPlantId } from '../plant-id.js';
 import { hrefOf, navigate } from '../route.js';
+import { ExportPlants, ImportPlants } from './plant-transfer.js';
 
 const PAGE_SIZE = 20;
 
-/** Browse (paged, by tag), look one up by id, create. */
+/** Browse (paged, by tag), look one up by id, create, import a file, export to one. */
 export function PlantsScreen() {
   const [tag, setTag] = useState<string | undefined>(undefined);
   const pages = usePages<bigint>();
@@ -32,6 +33,8 @@ export function PlantsScreen() {
       <div class="panels">
         <LookUpPlant />
         <CreatePlant onCreated={listing.reload} />
+        <ImportPlants onImported={listing.reload} />
+        <ExportPlants tag={tag} />
       </div>
       <section aria-labelledby="browse-plants">
         <h2 id="browse-plants">Browse</h2>

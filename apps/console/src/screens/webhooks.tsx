@@ -1,35 +1,35 @@
-import type { CreatedWebhook, Webhook } from '@plant-store/client';
+import type { CreatedWebhook } from '@plant-store/client';
+import { DEFAULT_WEBHOOK_EVENT_TYPES } from '@plant-store/schema';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { CopyButton } from '../components/copy-button.js';
+import { EventTypesField, type WebhookEventType } from '../components/event-types-field.js';
 import { Done, Empty, Loading, ProblemNotice } from '../components/feedback.js';
-import { type Action, useAction, useLoad } from '../components/use-call.js';
-import { hrefOf } from '../route.js';
+import { useAction, useLoad } from '../components/use-call.js';
+import {
+  ChangeWebhook,
+  DeliveriesLink,
+  eventTypesOf,
+  RotateSecret,
+  SendTest,
+  ToggleEnabled,
+  type WebhookActionProps,
+} from './webhook-actions.js';
 
 /**
- * What can be done to one subscription, one button each. Today: its deliveries and delete. Change,
- * rotate the secret, send a test and enable/disable are added here once the API has them.
+ * What can be done to one subscription, one button each: its deliveries, change it, rotate its
+ * secret, send a test event, disable or enable it, delete it.
  */
-export interface WebhookActionProps {
-  readonly webhook: Webhook;
-  readonly action: Action;
-  /** Call after a change, to list the subscriptions again. */
-  readonly onChanged: () => void;
-}
-
 const WEBHOOK_ACTIONS: ReadonlyArray<{
   readonly name: string;
   readonly render: (props: WebhookActionProps) => ComponentChildren;
 }> = [
-  {
-    name: 'deliveries',
-    render: ({ webhook }) => (
-      <a class="button" href={hrefOf('webhooks', webhook.id)} aria-label={`Deliveries of ${webhook.url}`}>
-        Deliveries
-      </a>
-    ),
-  },
+  { name: 'deliveries', render: (props) => <DeliveriesLink {...props} /> },
+  { name: 'test', render: (props) => <SendTest {...props} /> },
+  { name: 'enabled', render: (props) => <ToggleEnabled {...props} /> },
+  { name: 'change', render: (props) => <ChangeWebhook key={props.webhook.id} {...props} /> },
+  { name: 'rotate', render: (props) => <RotateSecret {...props} /> },
   {
     name: 'delete',
     render: ({ webhook, action, onChanged }) => (
@@ -44,10 +44,11 @@ const WEBHOOK_ACTIONS: ReadonlyArray<{
   },
 ];
 
-/** The team's subscriptions: list, register (the secret shown once), delete; each one's deliveries. */
+/** The team's subscriptions: list, register (the secret shown once), change, rotate, test, disable, delete. */
 export function WebhooksScreen() {
   const listing = useLoad((client, signal) => client.listWebhooks({ signal }), 'webhooks');
   const action = useAction();
+  const [done, setDone] = useState<string | null>(null);
   return (
     <>
       <h1>Webhooks</h1>
@@ -55,6 +56,7 @@ export function WebhooksScreen() {
       <section aria-labelledby="webhook-list">
         <h2 id="webhook-list">Subscriptions</h2>
         <ProblemNotice problem={action.problem} />
+        <Done message={done} />
         {listing.state === 'loading' && <Loading what="subscriptions" />}
         {listing.state === 'failed' && <ProblemNotice problem={listing.problem} />}
         {listing.state === 'ready' &&
@@ -66,13 +68,27 @@ export function WebhooksScreen() {
                 <li key={webhook.id} class="card">
                   <p class="url">{webhook.url}</p>
                   {webhook.description !== undefined && <p>{webhook.description}</p>}
+                  <p data-testid="webhook-state">
+                    {webhook.enabled === false ? (
+                      <strong class="disabled">
+                        Disabled
+                        {webhook.disabledAt === undefined
+                          ? ''
+                          : ` since ${new Date(webhook.disabledAt).toLocaleString()}`}
+                        {webhook.disabledReason === undefined ? '' : `: ${webhook.disabledReason}`}
+                      </strong>
+                    ) : (
+                      'Enabled'
+                    )}{' '}
+                    · events: {eventTypesOf(webhook).join(', ')}
+                  </p>
                   <p class="meta">
                     Team {webhook.team} · since {new Date(webhook.createdAt).toLocaleString()} · id{' '}
                     <span class="id">{webhook.id}</span>
                   </p>
                   <div class="actions">
                     {WEBHOOK_ACTIONS.map(({ name, render }) => (
-                      <span key={name}>{render({ webhook, action, onChanged: listing.reload })}</span>
+                      <span key={name}>{render({ webhook, action, onChanged: listing.reload, onDone: setDone })}</span>
                     ))}
                   </div>
                 </li>
@@ -87,6 +103,7 @@ export function WebhooksScreen() {
 function CreateWebhook({ onCreated }: { readonly onCreated: () => void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
+  const [eventTypes, setEventTypes] = useState<WebhookEventType[]>([...DEFAULT_WEBHOOK_EVENT_TYPES]);
   const [created, setCreated] = useState<CreatedWebhook | null>(null);
   const action = useAction();
   return (
@@ -97,7 +114,7 @@ function CreateWebhook({ onCreated }: { readonly onCreated: () => void }) {
           event.preventDefault();
           setCreated(null);
           const ok = await action.run(async (client) => {
-            setCreated(await client.createWebhook({ url, ...(description === '' ? {} : { description }) }));
+            setCreated(await client.createWebhook({ url, eventTypes, ...(description === '' ? {} : { description }) }));
           });
           if (ok) {
             setUrl('');
@@ -117,6 +134,7 @@ function CreateWebhook({ onCreated }: { readonly onCreated: () => void }) {
         />
         <label for="webhook-description">Description (optional)</label>
         <input id="webhook-description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <EventTypesField value={eventTypes} onChange={setEventTypes} />
         <button type="submit" disabled={action.busy}>
           Register
         </button>
