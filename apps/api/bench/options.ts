@@ -40,6 +40,11 @@ export interface BenchOptions {
   readonly floodRate: number;
   /** That scenario's authenticated reads per second, measured alone and under the flood. */
   readonly authenticatedRate: number;
+  /**
+   * Instead of the sweep: every row at 10,000 plants and at this many, loaded through the import
+   * (scale.ts); undefined: the sweep.
+   */
+  readonly plants: number | undefined;
 }
 
 export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant-store/api bench [options])
@@ -61,6 +66,10 @@ export const USAGE = `Usage: pnpm bench [-- options]   (or: pnpm --filter @plant
                          authentication limit on and off (see docs/performance.md)
   --flood-rate N         that flood, requests/s               (BENCH_FLOOD_RATE, default 2000)
   --auth-rate N          those reads, requests/s              (BENCH_AUTH_RATE, default 200)
+  --plants N             instead of the sweep: every row at c=64 at 10,000 plants and at N (100,000 to
+                         100,000,000), both loaded through the import, side by side (BENCH_PLANTS;
+                         see docs/performance.md, "Costs at ten million plants"); --rounds,
+                         --duration, --warmup and --engines apply
   --output FILE          JSON results                         (default bench/results/latest.json,
                          bench/results/bogus-flood.json with --bogus-flood)
   --strict               exit 1 when a budget target fails
@@ -91,6 +100,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
       'bogus-flood': { type: 'boolean', default: false },
       'flood-rate': { type: 'string' },
       'auth-rate': { type: 'string' },
+      plants: { type: 'string' },
     },
     strict: true,
   });
@@ -99,6 +109,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const servicePoolSize = pick(values['service-pool-size'], 'BENCH_SERVICE_POOL_SIZE');
   const tracing = pick(values.tracing, 'BENCH_TRACING') ?? '64';
+  const plants = pick(values.plants, 'BENCH_PLANTS');
   return {
     durationSeconds: parseNumber(pick(values.duration, 'BENCH_DURATION_SECONDS') ?? '5', 'duration', 0.5, 3600),
     warmupSeconds: parseNumber(pick(values.warmup, 'BENCH_WARMUP_SECONDS') ?? '2', 'warmup', 0, 600),
@@ -126,6 +137,7 @@ export function loadBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     bogusFlood: values['bogus-flood'],
     floodRate: parseInteger(pick(values['flood-rate'], 'BENCH_FLOOD_RATE') ?? '2000', 'flood-rate', 1, 100_000),
     authenticatedRate: parseInteger(pick(values['auth-rate'], 'BENCH_AUTH_RATE') ?? '200', 'auth-rate', 1, 100_000),
+    plants: plants === undefined ? undefined : parseInteger(plants, 'plants', 100_000, 100_000_000),
   };
 }
 

@@ -52,6 +52,7 @@ import {
   type TracedExport,
 } from './results-model.js';
 import { mergeRounds, summarizeEngines } from './rounds.js';
+import { runScaleBench } from './scale.js';
 import { issueToken, type ServiceProcess, startService } from './service-process.js';
 import { checkServer } from './throwaway-postgres.js';
 
@@ -108,6 +109,7 @@ async function main(): Promise<number> {
   }
 
   if (options.bogusFlood) return runBogusFlood(options, cleanups);
+  if (options.plants !== undefined) return runScaleBench(options, options.plants, cleanups);
 
   const logDir = join(dirname(options.outputFile), 'logs');
   await mkdir(logDir, { recursive: true });
