@@ -135,8 +135,10 @@ export function messageOf(errors: readonly ErrorObject[] | null | undefined, wha
   if (schema?.type === 'integer') {
     return `${field} must be an integer between ${String(schema.minimum)} and ${String(schema.maximum)}`;
   }
+  if (first.keyword === 'pattern') return `${field} must be valid Unicode text without NUL characters (U+0000)`;
   if (schema?.type === 'string' || first.keyword === 'anyOf') {
-    const text = (first.keyword === 'anyOf' ? ((schema?.anyOf as Json[])[0] ?? {}) : schema) ?? {};
+    const options = (schema?.anyOf ?? []) as Json[];
+    const text = (first.keyword === 'anyOf' ? options[0] : schema) ?? {};
     const min = typeof text.minLength === 'number' ? text.minLength : 0;
     const max = String(text.maxLength);
     return min > 0
