@@ -18,6 +18,12 @@ export interface FastifyComparison {
   readonly referencePerSecond: number;
   /** Service req/s over the reference's. */
   readonly ratio: number;
+  /**
+   * The same ratio in each round (both measured in it, minutes apart): on a busy machine a round's
+   * pair shares its stretch of noise, so their spread says how far to trust `ratio`. Empty when a
+   * round measured one of them only.
+   */
+  readonly roundRatios: readonly number[];
   readonly serviceCpuMicros: number | null;
   readonly referenceCpuMicros: number | null;
   /** The reference's req/s over the bare node:http server's; null when that was not measured. */
@@ -45,6 +51,10 @@ export function compareWithFastify(points: readonly PointOverRounds[]): FastifyC
           servicePerSecond,
           referencePerSecond,
           ratio: servicePerSecond / referencePerSecond,
+          roundRatios:
+            service.rounds.length === reference.rounds.length
+              ? service.rounds.map((rate, round) => rate / (reference.rounds[round] ?? Number.NaN))
+              : [],
           serviceCpuMicros: service.cpuMicrosPerRequest,
           referenceCpuMicros: reference.cpuMicrosPerRequest,
           referenceToHttp: http === undefined ? null : referencePerSecond / http,
@@ -60,6 +70,7 @@ const COLUMNS: readonly Column[] = [
   ['service req/s', 'right'],
   ['Fastify req/s', 'right'],
   ['service/Fastify', 'right'],
+  ['per round', 'right'],
   ['CPU us/req service / Fastify', 'right'],
   ['x http service / Fastify', 'right'],
 ];
@@ -76,6 +87,7 @@ export function formatFastifyComparison(rows: readonly FastifyComparison[], http
       formatRate(row.servicePerSecond),
       formatRate(row.referencePerSecond),
       `${row.ratio.toFixed(2)}x`,
+      row.roundRatios.length < 2 ? '' : row.roundRatios.map((ratio) => ratio.toFixed(2)).join(' '),
       `${micros(row.serviceCpuMicros)} / ${micros(row.referenceCpuMicros)}`,
       `${ratio(row.serviceToHttp)} / ${ratio(row.referenceToHttp)}${(row.referenceToHttp ?? 0) >= 0.9 ? ' (load generator bound)' : ''}`,
     ]),

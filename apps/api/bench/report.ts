@@ -288,6 +288,7 @@ export function toJsonReport(
       servicePerSecond: round(row.servicePerSecond, 1),
       fastifyPerSecond: round(row.referencePerSecond, 1),
       ratio: round(row.ratio, 3),
+      roundRatios: row.roundRatios.map((ratio) => round(ratio, 3)),
       serviceCpuMicrosPerRequest: row.serviceCpuMicros === null ? null : round(row.serviceCpuMicros, 1),
       fastifyCpuMicrosPerRequest: row.referenceCpuMicros === null ? null : round(row.referenceCpuMicros, 1),
       serviceToHttpCeiling: row.serviceToHttp === null ? null : round(row.serviceToHttp, 3),
