@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts'],
+    // The bench's own tests too (its Fastify reference against a real database).
+    include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
     // Also run the `*.test-d.ts` type tests (this package's `tsc`), as the schema and client packages do.
     typecheck: {
       enabled: true,

@@ -51,6 +51,30 @@ export function startKoaReference(url: string, poolSize: number, options: Ceilin
   );
 }
 
+/** Where the Fastify reference's database is: the one the service used on this engine. */
+export type ReferenceDatabase =
+  | { readonly engine: 'postgres'; readonly url: string; readonly poolSize: number }
+  | { readonly engine: 'pglite'; readonly dataDir: string };
+
+/**
+ * The hand-tuned Fastify reference (see ceilings/fastify-reference-app.ts): Fastify 5, Ajv and
+ * fast-json-stringify on the service's own statements, accepting `token` only; listening.
+ */
+export function startFastifyReference(
+  database: ReferenceDatabase,
+  token: string,
+  options: CeilingOptions,
+): Promise<HttpCeiling> {
+  const args =
+    database.engine === 'postgres'
+      ? ['--engine', 'postgres', '--url', database.url, '--pool-size', String(database.poolSize)]
+      : ['--engine', 'pglite', '--data-dir', database.dataDir];
+  return startHttpServer('fastify-reference.ts', args, `the ${database.engine} Fastify reference`, {
+    ...options,
+    env: { ...options.env, REFERENCE_TOKEN: token },
+  });
+}
+
 /** A server process that answers the bench's requests (see serveForBench), once it listens. */
 async function startHttpServer(
   script: string,

@@ -1,5 +1,6 @@
 import { cpus, loadavg, release, totalmem } from 'node:os';
-import type { BudgetLine } from './budget.js';
+import { BUDGET_CONCURRENCY, type BudgetLine } from './budget.js';
+import { compareWithFastify, formatFastifyComparison } from './fastify-comparison.js';
 import {
   type Column,
   formatColumns,
@@ -10,7 +11,7 @@ import {
   formatRate,
 } from './figures.js';
 import type { BenchOptions } from './options.js';
-import { type Failure, type RowCheck, ratiosOf, scenarioLabel } from './results-model.js';
+import { type Failure, findPoint, type RowCheck, ratiosOf, scenarioLabel } from './results-model.js';
 import type { EngineSummary, PointOverRounds } from './rounds.js';
 import { compareTracing, formatTracingCost } from './tracing-cost.js';
 
@@ -122,6 +123,8 @@ export function formatSummary(
     );
   }
   lines.push(...formatTracingCost(compareTracing(points, engines)));
+  const http = findPoint(points, 'http-ceiling', null, BUDGET_CONCURRENCY)?.measurement.perSecond ?? null;
+  lines.push(...formatFastifyComparison(compareWithFastify(points), http));
   lines.push('', 'Budget:');
   for (const item of budget) lines.push(`${item.verdict}  ${item.target}: ${item.detail}`);
   for (const failure of failures) lines.push(`ERROR  ${failure.stage}: ${failure.message}`);
@@ -173,6 +176,7 @@ export interface JsonReport {
   readonly engines: readonly Record<string, unknown>[];
   readonly budget: readonly BudgetLine[];
   readonly tracing: readonly Record<string, unknown>[];
+  readonly fastifyComparison: readonly Record<string, unknown>[];
   readonly failures: readonly Failure[];
 }
 
@@ -200,6 +204,10 @@ export function toJsonReport(
         'node dist/index.js, NODE_ENV=production, access lines at LOG_LEVEL info (the default), metrics on; the "no access log" rows: LOG_LEVEL=warn',
       reference:
         'the reference-* scenarios (PostgreSQL, budget concurrency): bench/ceilings/koa-reference.ts, Koa with @koa/router, koa-bodyparser and pg (pool as the raw driver ceilings), one statement a request; no authentication, rate limit, access line, metrics, request id or batching',
+      fastifyReference:
+        "the fastify-* scenarios (both engines, budget concurrency, after the service on the same database): bench/ceilings/fastify-reference-app.ts, Fastify 5 with Ajv validators and fast-json-stringify serializers built from openapi.json, the service's own statements (pg pool as the raw driver ceilings, named; or PGlite in process), one statement a request, a fixed-string token compare; no rate limit, access line, metrics, request id or batching",
+      badToken:
+        'bad-token: POST /plants with a made-up well-formed token (401), the service started with AUTH_FAILURE_LIMIT=off (at the default 20/60 the bench address would get 429s)',
       reads:
         'GET /plants/{id}: random ids of 10,000 plants created first; GET /plants?limit=20: random after cursors among them, half with one of their 10 tags',
       latency: 'per response, microsecond resolution, warm-up excluded',
@@ -271,6 +279,20 @@ export function toJsonReport(
       serviceCpuMicrosecondsPerRequestOff: cost.cpuMicrosecondsOff === null ? null : round(cost.cpuMicrosecondsOff, 1),
       serviceCpuMicrosecondsPerRequestOn: cost.cpuMicrosecondsOn === null ? null : round(cost.cpuMicrosecondsOn, 1),
       spansExportedPerRequest: cost.spansPerRequest === null ? null : round(cost.spansPerRequest, 3),
+    })),
+    fastifyComparison: compareWithFastify(points).map((row) => ({
+      engine: row.engine,
+      scenario: row.scenario,
+      label: row.label,
+      concurrency: BUDGET_CONCURRENCY,
+      servicePerSecond: round(row.servicePerSecond, 1),
+      fastifyPerSecond: round(row.referencePerSecond, 1),
+      ratio: round(row.ratio, 3),
+      roundRatios: row.roundRatios.map((ratio) => round(ratio, 3)),
+      serviceCpuMicrosPerRequest: row.serviceCpuMicros === null ? null : round(row.serviceCpuMicros, 1),
+      fastifyCpuMicrosPerRequest: row.referenceCpuMicros === null ? null : round(row.referenceCpuMicros, 1),
+      serviceToHttpCeiling: row.serviceToHttp === null ? null : round(row.serviceToHttp, 3),
+      fastifyToHttpCeiling: row.referenceToHttp === null ? null : round(row.referenceToHttp, 3),
     })),
     failures,
   };

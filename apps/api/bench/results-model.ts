@@ -9,7 +9,8 @@ import type { Engine } from './options.js';
  * with tracing on (`-traced`: every span exported), and on PostgreSQL the reference (`reference-`:
  * the fixed stack alone, one statement a request; see ceilings/koa-reference.ts). `update` is a
  * `PATCH` of a plant of the read set (a new name each time: every request writes, with its event),
- * `feed` a page of 100 events of `GET /events` from a random place in the feed.
+ * `feed` a page of 100 events of `GET /events` from a random place in the feed. `fastify-` rows are
+ * the hand-tuned Fastify reference on the same requests (see FASTIFY_COMPARED).
  */
 export type Scenario = 'http-ceiling' | 'raw-insert' | 'raw-select' | 'raw-page' | ServiceScenario;
 export type ServiceScenario =
@@ -23,8 +24,23 @@ export type ServiceScenario =
   | 'get-no-access-log'
   | 'create-traced'
   | 'invalid-body-traced'
-  | ReferenceScenario;
+  | 'bad-token'
+  | ReferenceScenario
+  | FastifyScenario;
 export type ReferenceScenario = 'reference-invalid-body' | 'reference-create' | 'reference-get';
+
+/**
+ * The service's scenarios the Fastify reference (ceilings/fastify-reference-app.ts) answers too,
+ * each with its reference twin (`fastify-` before the name), on both engines at the budget
+ * concurrency. `bad-token` is a `POST /plants` with a made-up, well-formed token (401).
+ */
+export const FASTIFY_COMPARED = ['create', 'get', 'list', 'invalid-body', 'bad-token', 'update', 'feed'] as const;
+export type FastifyCompared = (typeof FASTIFY_COMPARED)[number];
+export type FastifyScenario = `fastify-${FastifyCompared}`;
+
+export function fastifyTwin(scenario: FastifyCompared): FastifyScenario {
+  return `fastify-${scenario}`;
+}
 
 /** The same requests with tracing on. */
 export const TRACED: Readonly<Record<'create' | 'invalid-body', ServiceScenario>> = {
@@ -42,6 +58,9 @@ const DATABASE_CEILING: Partial<Record<Scenario, Scenario>> = {
   list: 'raw-page',
   'reference-create': 'raw-insert',
   'reference-get': 'raw-select',
+  'fastify-create': 'raw-insert',
+  'fastify-get': 'raw-select',
+  'fastify-list': 'raw-page',
 };
 
 /** Scenarios answered over HTTP by the service or the reference (the others are ceilings). */
@@ -143,12 +162,18 @@ export function scenarioLabel(scenario: Scenario, engine: Engine | null): string
       return `${on}: POST /plants, tracing on`;
     case 'invalid-body-traced':
       return `${on}: POST /plants invalid (400), tracing on`;
+    case 'bad-token':
+      return `${on}: POST /plants bad token (401), auth limit off`;
     case 'reference-invalid-body':
       return 'reference: minimal Koa, POST /plants invalid (400)';
     case 'reference-create':
       return 'reference: minimal Koa, POST /plants';
     case 'reference-get':
       return 'reference: minimal Koa, GET /plants/{id}';
+    default: {
+      const service = scenario.replace(/^fastify-/, '') as Scenario;
+      return `Fastify ${scenarioLabel(service, engine)}`;
+    }
   }
 }
 

@@ -7,7 +7,10 @@
  * machine at the same concurrency: a bare node:http server (HTTP), and the raw driver running
  * single-row INSERTs and the service's own read statements (database); and on PostgreSQL, at the
  * budget concurrency, the reference: the fixed stack alone (Koa, @koa/router, koa-bodyparser, pg)
- * answering the same requests with one statement each and nothing else. The whole sequence runs
+ * answering the same requests with one statement each and nothing else; and on both engines, at the
+ * budget concurrency, the service with made-up tokens (401) and the hand-tuned Fastify reference
+ * (Fastify 5, Ajv, fast-json-stringify, the service's own statements; see
+ * ceilings/fastify-reference-app.ts) on every compared row. The whole sequence runs
  * `--rounds` times, round after round, and each point reports its median round (see rounds.ts).
  * Prints a table and the budget's PASS/FAIL lines, and writes the same as JSON
  * (bench/results/latest.json).
@@ -15,25 +18,23 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import {
-  benchPlant,
-  createIdSequence,
-  invalidPlantJson,
-  pagePath,
-  plantJson,
-  READ_SET_SIZE,
-  randomPageQuery,
-  randomReadId,
-} from './bench-plants.js';
+import { createLoad, type LoadSource } from './bench-loads.js';
+import { createIdSequence, READ_SET_SIZE } from './bench-plants.js';
 import { type BenchStorage, createBenchStorage } from './bench-storage.js';
 import { runBogusFlood } from './bogus-flood.js';
 import { BUDGET_CONCURRENCY, evaluateBudget } from './budget.js';
-import { type DatabaseCeiling, startDatabaseCeiling, startHttpCeiling, startKoaReference } from './ceiling-process.js';
+import {
+  type DatabaseCeiling,
+  startDatabaseCeiling,
+  startFastifyReference,
+  startHttpCeiling,
+  startKoaReference,
+} from './ceiling-process.js';
 import type { CeilingKind } from './ceilings/ceiling-protocol.js';
 import { startCpuWindow } from './cpu-usage.js';
 import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { formatCpu, formatMicros, formatMs, formatRate } from './figures.js';
-import { type BenchRequest, type HttpLoad, measureHttp } from './http-load.js';
+import { type HttpLoad, measureHttp } from './http-load.js';
 import type { Measurement } from './measurement.js';
 import { type BenchOptions, type Engine, loadBenchOptions, USAGE } from './options.js';
 import type { SinkCounts } from './otlp-sink/sink-protocol.js';
@@ -44,6 +45,7 @@ import { describeMachine, formatSummary, formatTable, toJsonReport } from './rep
 import {
   type EngineRun,
   type Failure,
+  fastifyTwin,
   type Point,
   type Scenario,
   type ServiceScenario,
@@ -63,7 +65,7 @@ const progress = (text: string) => process.stderr.write(`${text}\n`);
 const CEILING_TOKEN = `pst_${'x'.repeat(43)}`;
 
 /** What one round's stages share. */
-interface Context {
+interface Context extends LoadSource {
   readonly options: BenchOptions;
   readonly logDir: string;
   /** From 1: names the round's stages in failures, and its log files when there are several rounds. */
@@ -71,11 +73,8 @@ interface Context {
   /** This round's points. */
   readonly points: Point[];
   readonly failures: Failure[];
-  /** One sequence for every request of the run: an id is never sent twice. */
-  readonly nextId: () => bigint;
   /** Where the service's spans go when tracing is measured; undefined when it is not. */
   readonly sink: OtlpSink | undefined;
-  /** Places in the event feed the `feed` scenario reads from (sampled once its events exist). */
   feedCursors: readonly string[];
 }
 
@@ -115,13 +114,13 @@ async function main(): Promise<number> {
   await mkdir(logDir, { recursive: true });
   const started = new Date();
   const machine = describeMachine(gitCommit(options.apiRoot));
-  // Per concurrency: the HTTP ceiling, and per engine 4 service scenarios and 3 database ceilings;
-  // at the budget concurrency 2 more per engine (access logging off) and the reference's 3 on
-  // PostgreSQL; and the traced points.
+  // Per concurrency: the HTTP ceiling, and per engine 6 service scenarios and 3 database ceilings;
+  // at the budget concurrency per engine 2 more (access logging off), the bad token and the Fastify
+  // reference's 7, and the Koa reference's 3 on PostgreSQL; and the traced points.
   const atBudget = options.concurrencies.includes(BUDGET_CONCURRENCY);
-  const quietPoints = atBudget ? 2 * options.engines.length + (options.engines.includes('postgres') ? 3 : 0) : 0;
+  const quietPoints = atBudget ? 10 * options.engines.length + (options.engines.includes('postgres') ? 3 : 0) : 0;
   const pointCount =
-    options.concurrencies.length * (1 + 7 * options.engines.length) +
+    options.concurrencies.length * (1 + 9 * options.engines.length) +
     quietPoints +
     options.tracingConcurrencies.length * 2 * options.engines.length;
   // About 20 s per engine and round to create storage, issue a token and start the processes.
@@ -134,6 +133,8 @@ async function main(): Promise<number> {
 
   const failures: Failure[] = [];
   const nextId = createIdSequence();
+  let changes = 0;
+  const nextChange = () => ++changes;
   const roundPoints: Point[][] = [];
   const roundRuns: EngineRun[][] = [];
   try {
@@ -155,7 +156,17 @@ async function main(): Promise<number> {
         const left = minutes(perRound * (options.rounds - round + 1));
         progress(`Round ${round} of ${options.rounds} (about ${left} min left)`);
       }
-      const context: Context = { options, logDir, round, points: [], failures, nextId, sink, feedCursors: [] };
+      const context: Context = {
+        options,
+        logDir,
+        round,
+        points: [],
+        failures,
+        nextId,
+        nextChange,
+        sink,
+        feedCursors: [],
+      };
       const runs: EngineRun[] = [];
       await runStage(context, 'HTTP ceiling', () => benchHttpCeiling(context));
       for (const engine of options.engines) {
@@ -298,6 +309,13 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
           if (scenario === 'create-no-access-log') countCreates(point, warmup);
         }
       });
+      // The 401 path: made-up tokens with the failed-authentication limit off (at its default, the
+      // bench's one address would be answered 429 without a lookup after 20 of them a minute).
+      const unlimited = { ...env, AUTH_FAILURE_LIMIT: 'off' };
+      await withService(context, engine, unlimited, 'service-auth-limit-off', peaks, async (service) => {
+        const load = createLoad(context, service.url, token, 'bad-token');
+        await measureHttpPoint(context, load, 'bad-token', engine, BUDGET_CONCURRENCY, service.pid);
+      });
     }
     // What tracing costs: the same requests to the service exporting every span to the bench's
     // OTLP sink, a run of its own per path (so that the spans it sent count per path).
@@ -320,6 +338,12 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
         });
         tracedExports.push(await exportsSince(sink, scenario, before, requests));
       }
+    }
+
+    // The hand-tuned Fastify reference on the same database, once the service has let go of it
+    // (PGlite allows one process); its creates go in `plants` and are counted in the row check.
+    if (options.concurrencies.includes(BUDGET_CONCURRENCY)) {
+      await benchFastifyReference(context, engine, storage, token, countCreates);
     }
 
     // The reference, on PostgreSQL at the budget concurrency: the fixed stack alone on the same
@@ -372,6 +396,45 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
   }
 }
 
+/** The Fastify reference's scenarios, in the order the service's are measured. */
+const FASTIFY_ORDER = ['invalid-body', 'bad-token', 'create', 'get', 'list', 'update', 'feed'] as const;
+
+/** The hand-tuned Fastify reference at the budget concurrency, on the database the service used. */
+async function benchFastifyReference(
+  context: Context,
+  engine: Engine,
+  storage: BenchStorage,
+  token: string,
+  countCreates: (point: Point, warmup: Measurement | undefined) => void,
+): Promise<void> {
+  const { options } = context;
+  progress(`${engine}: starting the Fastify reference`);
+  const reference = await startFastifyReference(
+    engine === 'postgres'
+      ? { engine, url: storage.url ?? '', poolSize: Math.min(BUDGET_CONCURRENCY, options.rawPoolCap) }
+      : { engine, dataDir: storage.dataDir },
+    token,
+    { apiRoot: options.apiRoot, env: options.childEnv, logFile: logFile(context, `fastify-reference-${engine}`) },
+  );
+  const stop = cleanups.add(`stop the ${engine} Fastify reference`, () => reference.stop());
+  try {
+    for (const scenario of FASTIFY_ORDER.map(fastifyTwin)) {
+      const load = createLoad(context, reference.url, token, scenario);
+      const { point, warmup } = await measureHttpPoint(
+        context,
+        load,
+        scenario,
+        engine,
+        BUDGET_CONCURRENCY,
+        reference.pid,
+      );
+      if (scenario === 'fastify-create') countCreates(point, warmup);
+    }
+  } finally {
+    await stop();
+  }
+}
+
 /**
  * Starts the service on `env`, runs `work` against it, then records its peak RSS (VmHWM over
  * its whole life) in `peaks` and stops it.
@@ -415,44 +478,6 @@ async function exportsSince(
 /** A throwaway PostgreSQL database, or a temp folder for PGlite: both removed afterwards. */
 function createStorage(context: Context, engine: Engine): Promise<BenchStorage> {
   return createBenchStorage(context.options.serverUrl, engine, { cleanups, progress, label: 'bench' });
-}
-
-/** The requests of a scenario: a new id for every create and invalid body, a random read otherwise. */
-function createLoad(context: Context, url: string, token: string, scenario: ServiceScenario): HttpLoad {
-  const invalidBody = (): BenchRequest => ({
-    method: 'POST',
-    path: '/plants',
-    body: invalidPlantJson(benchPlant(context.nextId())),
-  });
-  const create = (): BenchRequest => ({
-    method: 'POST',
-    path: '/plants',
-    body: plantJson(benchPlant(context.nextId())),
-  });
-  const get = (): BenchRequest => ({ method: 'GET', path: `/plants/${randomReadId()}` });
-  let changes = 0;
-  const requests: Record<ServiceScenario, () => BenchRequest> = {
-    'invalid-body': invalidBody,
-    'invalid-body-traced': invalidBody,
-    'reference-invalid-body': invalidBody,
-    create,
-    'create-no-access-log': create,
-    'create-traced': create,
-    'reference-create': create,
-    get,
-    'get-no-access-log': get,
-    'reference-get': get,
-    list: () => ({ method: 'GET', path: pagePath(randomPageQuery()) }),
-    // A new name every time: every PATCH writes (a patch that changes nothing writes nothing).
-    update: () => ({ method: 'PATCH', path: `/plants/${randomReadId()}`, body: `{"name":"Changed ${++changes}"}` }),
-    feed: () => {
-      const cursors = context.feedCursors;
-      const after = cursors[Math.floor(Math.random() * cursors.length)];
-      return { method: 'GET', path: after === undefined ? '/events?limit=100' : `/events?limit=100&after=${after}` };
-    },
-  };
-  const nextRequest = requests[scenario];
-  return { url, token, nextRequest, expectedStatus: nextRequest === invalidBody ? 400 : 200 };
 }
 
 async function measureHttpPoint(
