@@ -7,6 +7,7 @@ import { translateError } from '../prisma-errors.js';
 import {
   concurrentConflictSql,
   createStagingTableSql,
+  IdOrder,
   type ImportLine,
   type ImportOptions,
   type ImportResult,
@@ -48,9 +49,9 @@ export async function importPlantsPostgres(
     await client.query('BEGIN');
     await client.query(createStagingTableSql(STAGING_TABLE, true));
     const copy = client.query(copyFrom(`COPY ${STAGING_TABLE} (line, id, name, tag) FROM STDIN`));
-    await pipeline(Readable.from(copyText(lines, options.signal)), copy);
-    const { rows } = await client.query<MergeRow>(mergeImportSql(STAGING_TABLE), mergeParameters(options));
-    const { unaccounted, ...result } = mergeOutcome(rows[0]);
+    const order = new IdOrder();
+    await pipeline(Readable.from(copyText(lines, options.signal, order)), copy);
+    const { unaccounted, ...result } = await merge(client, options, order.ascending);
     if (unaccounted > 0) {
       // Another session created some of these ids after the statement's snapshot: the same plants
       // count as already stored, another content is a conflict (read now, committed).
@@ -69,12 +70,54 @@ export async function importPlantsPostgres(
   }
 }
 
+/**
+ * The merge (see mergeImportSql), its plants inserted plainly, in a savepoint: when a create of one
+ * of the ids committed after the statement's snapshot (the insert meets a unique violation on the
+ * plants' primary key), the savepoint is rolled back and the merge runs again in a new snapshot with
+ * `ON CONFLICT (id) DO NOTHING`, which sees that create (as already stored, or as a conflict) or
+ * skips one committed later still (the caller then checks those: concurrentConflictSql). Only the
+ * merge is undone, never the staged lines: the client's answer is the same as without the race.
+ */
+async function merge(
+  client: pg.PoolClient,
+  options: ImportOptions,
+  uniqueIds: boolean,
+): Promise<ReturnType<typeof mergeOutcome>> {
+  await client.query('SAVEPOINT plant_import_merge');
+  try {
+    const { rows } = await client.query<MergeRow>(
+      mergeImportSql(STAGING_TABLE, { uniqueIds, onConflict: false }),
+      mergeParameters(options),
+    );
+    return mergeOutcome(rows[0]);
+  } catch (error) {
+    if (!isPlantsKeyViolation(error)) throw error;
+  }
+  await client.query('ROLLBACK TO SAVEPOINT plant_import_merge');
+  const { rows } = await client.query<MergeRow>(
+    mergeImportSql(STAGING_TABLE, { uniqueIds, onConflict: true }),
+    mergeParameters(options),
+  );
+  return mergeOutcome(rows[0]);
+}
+
+/** A unique violation of the plants' primary key, as node-postgres reports it. */
+function isPlantsKeyViolation(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'plants_pkey';
+}
+
 /** The lines as COPY's text format: `line, id, name, tag` (tag `\N` when absent), tab-separated. */
-export async function* copyText(lines: AsyncIterable<ImportLine>, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* copyText(
+  lines: AsyncIterable<ImportLine>,
+  signal?: AbortSignal,
+  order?: IdOrder,
+): AsyncGenerator<string> {
   let chunk = '';
   let count = 0;
   for await (const { line, value: plant } of lines) {
     signal?.throwIfAborted();
+    order?.see(plant.id);
     chunk += `${line}\t${plant.id}\t${copyField(plant.name)}\t${plant.tag === undefined ? '\\N' : copyField(plant.tag)}\n`;
     if (++count === LINES_PER_CHUNK) {
       yield chunk;
