@@ -104,7 +104,7 @@ export function mergeImportSql(table: string, shape: MergeShape = { uniqueIds: f
   INSERT INTO public.plants (id, name, tag, created_by_team)
   SELECT firsts.id, firsts.name, firsts.tag, $1::varchar FROM ${firsts}
   WHERE NOT EXISTS (SELECT FROM repeated) AND NOT EXISTS (SELECT FROM conflict)
-    AND NOT EXISTS (SELECT FROM public.plants AS plants WHERE plants.id = firsts.id)
+    AND NOT EXISTS (SELECT FROM stored WHERE stored.id = firsts.id)
   ORDER BY firsts.id${shape.onConflict ? ' ON CONFLICT (id) DO NOTHING' : ''}
   RETURNING id, name, tag, version
 ), numbered AS (
@@ -159,7 +159,7 @@ function importEventIdPrefixSql(): string {
  * not be random) and so a valid Standard Webhooks message id.
  */
 function importEventIdSql(prefix: string, seq: string): string {
-  return `${prefix} || '-8' || substr(lpad(to_hex(${seq}), 15, '0'), 1, 3) || '-' || substr(lpad(to_hex(${seq}), 15, '0'), 4, 12)`;
+  return `${prefix} || '-8' || overlay(lpad(to_hex(${seq}), 15, '0') PLACING '-' FROM 4 FOR 0)`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ImportRejectedError } from '../errors.js';
@@ -123,6 +124,9 @@ export async function* copyText(
       yield chunk;
       chunk = '';
       count = 0;
+      // The lines of a body already received are judged and sent without waiting for I/O: let the
+      // event loop serve other requests between chunks (one turn per LINES_PER_CHUNK lines).
+      await setImmediate();
     }
   }
   signal?.throwIfAborted();
