@@ -64,10 +64,10 @@ export interface MergeShape {
  * - `conflict`: the first line whose id is stored with other content.
  * - `inserted`: the first line of each id not stored yet, in id order (versions from the
  *   plant_versions sequence as a create takes them, ascending with the ids), only when neither rule
- *   is broken. A plain insert (an anti-join against the stored plants, not ON CONFLICT's speculative
- *   insertion row by row): a create of one of these ids committed after the statement's snapshot makes
- *   it fail with a unique violation, and the caller runs it again with `onConflict` (see
- *   CONCURRENT_CONFLICT_SQL for what it then checks).
+ *   is broken, and not in `stored` (the ids found stored, one read of the primary key a line). A plain
+ *   insert, not ON CONFLICT's speculative insertion row by row: a create of one of these ids committed
+ *   after the statement's snapshot makes it fail with a unique violation, and the caller runs it again
+ *   with `onConflict` (see concurrentConflictSql for what it then checks).
  * - `events`: plant.created for each, the payload and envelope a create writes, the timestamp read
  *   once for the statement (as a create's statement does), queued for the fan-out only while a
  *   subscription takes plant.created (see fanOutDue). Their ids are `msg_` and a UUIDv7 made of the
