@@ -19,6 +19,11 @@ export interface NdjsonLinesOptions {
   readonly maxLineBytes: number;
   /** Turns an object as parsed into what the schema judges (int64 strings into bigints, when asked). */
   readonly prepare?: ((value: unknown) => unknown) | undefined;
+  /**
+   * A quicker reading of the commonest lines: their value, or undefined to judge the line with the
+   * codec and the schema. It must answer only what they would (see plainNewPlant).
+   */
+  readonly plain?: ((text: string) => unknown) | undefined;
 }
 
 /** The 400 message for a line: `line N: <why>`. */
@@ -42,7 +47,7 @@ export async function* ndjsonLines<const TSchema extends v.GenericSchema>(
   schema: TSchema,
   options: NdjsonLinesOptions,
 ): AsyncGenerator<NumberedLine<v.InferOutput<TSchema>>> {
-  const { maxLineBytes, prepare } = options;
+  const { maxLineBytes, prepare, plain } = options;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let line = 0;
@@ -58,6 +63,8 @@ export async function* ndjsonLines<const TSchema extends v.GenericSchema>(
       throw invalidRequest(lineMessage(line, 'not valid UTF-8'));
     }
     if (text.trim() === '') return undefined;
+    const plainValue = plain?.(text);
+    if (plainValue !== undefined) return { line, value: plainValue as v.InferOutput<TSchema> };
     let parsed: unknown;
     try {
       parsed = parseJson(text);

@@ -10,6 +10,7 @@ import { INT64_HEADER, int64FormOf, int64StringReader } from '../http/int64-form
 import { int64StringLines } from '../http/int64-string-lines.js';
 import { exemptFromRequestTimeout } from '../http/long-requests.js';
 import { ndjsonLines } from '../http/ndjson-lines.js';
+import { plainNewPlant } from '../http/plain-new-plant.js';
 import { respondJson } from '../http/respond-json.js';
 import { inlineJsonSchemaOf } from '../openapi/json-schemas.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -45,6 +46,7 @@ export function transferHandlers({
       const lines = ndjsonLines(decodedBody(ctx.req), NewPlantSchema, {
         maxLineBytes,
         prepare: int64Form === 'string' ? readInt64Strings : undefined,
+        plain: int64Form === 'string' ? undefined : plainNewPlant,
       });
       const {
         lines: count,

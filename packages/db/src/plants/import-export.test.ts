@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { INT64_MAX, INT64_MIN, type NewPlant, parseJson } from '@plant-store/schema';
+import { INT64_MAX, INT64_MIN, type NewPlant, parseJson, stringifyJson } from '@plant-store/schema';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_APPLICATION_NAME, type Database, openDatabase } from '../database.js';
@@ -123,6 +123,43 @@ describe.each(testEngines())('import and export on %s', (engine) => {
     expect(await db.importPlants(linesOf([{ id: 300n, name: 'After' }]), options)).toMatchObject({ stored: 1 });
   });
 
+  it('writes the events a create writes, ids UUIDv7 ascending in the feed, in id order whatever the lines order', async () => {
+    const from = parseCursor(await db.currentEventCursor()) ?? undefined;
+    const ascending: NewPlant[] = [
+      { id: 7_001n, name: 'A "quoted" \\ name', tag: 'tab\there' },
+      { id: 7_002n, name: 'B' },
+    ];
+    const shuffled: NewPlant[] = [
+      { id: 7_004n, name: 'D', tag: 'd' },
+      { id: 7_003n, name: 'C' },
+      { id: 7_004n, name: 'D', tag: 'd' },
+    ];
+    expect(await db.importPlants(linesOf(ascending), options)).toMatchObject({ stored: 2 });
+    expect(await db.importPlants(linesOf(shuffled), options)).toMatchObject({ lines: 3, stored: 2 });
+    await db.createPlant({ id: 7_005n, name: 'E', tag: 'e' });
+    const feed = await db.listEvents({ limit: 10, after: from });
+    if (feed.expired) throw new Error('the feed expired');
+    // The page is exactly what the contract's codec writes of it: the same bytes as a create's.
+    const items = parseJson(feed.json) as { eventId: string; type: string; timestamp: string; data: object }[];
+    expect(stringifyJson(items)).toBe(feed.json);
+    expect(items.map((item) => [item.type, item.data])).toEqual([
+      ['plant.created', { ...ascending[0], version: expect.any(BigInt) }],
+      ['plant.created', { ...ascending[1], version: expect.any(BigInt) }],
+      ['plant.created', { id: 7_003n, name: 'C', version: expect.any(BigInt) }],
+      ['plant.created', { id: 7_004n, name: 'D', tag: 'd', version: expect.any(BigInt) }],
+      ['plant.created', { id: 7_005n, name: 'E', tag: 'e', version: expect.any(BigInt) }],
+    ]);
+    const created = items.at(-1);
+    for (const item of items.slice(0, 4)) {
+      expect(item.eventId).toMatch(/^msg_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(Object.keys(item)).toEqual(Object.keys(created ?? {}));
+      expect(item.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    const ids = items.slice(0, 4).map((item) => item.eventId);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(4);
+  });
+
   it('gives the connection back when an export is dropped half-way', async () => {
     await db.importPlants(
       linesOf(Array.from({ length: 20_000 }, (_, i) => ({ id: BigInt(10_000 + i), name: `bulk ${i}` }))),
@@ -156,5 +193,50 @@ describe.each(testEngines())('import and export on %s', (engine) => {
     // The database serves the next export (on PGlite: the dropped one's transaction has ended).
     const whole = await db.exportPlants({});
     expect(exported(await text(whole.lines)).length).toBeGreaterThan(20_000);
+  });
+  it.runIf(engine === 'postgres').each([
+    ['the same plant: counted as already stored', 'Raced', { stored: 2, alreadyStored: 1 }],
+    ['another plant: refused, naming the line', 'Other', undefined],
+  ])('meets a create of one of its ids committed while it inserts, %s', async (_case, racedName, counts) => {
+    const other = new pg.Client({ connectionString: storage.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`INSERT INTO plants (id, name) VALUES (${racedName === 'Raced' ? 8_002 : 9_002}, $1)`, [
+        racedName,
+      ]);
+      const base = racedName === 'Raced' ? 8_000n : 9_000n;
+      const plants: NewPlant[] = [1n, 2n, 3n].map((n) => ({ id: base + n, name: n === 2n ? 'Raced' : `race ${n}` }));
+      const importing = db.importPlants(linesOf(plants), options);
+      importing.catch(() => {});
+      // The import's insert waits for the other transaction's row: then it commits.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const { rows } = await other.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+          [BULK_APPLICATION_NAME],
+        );
+        if (rows[0]?.waiting === 1) break;
+        if (Date.now() > deadline) throw new Error('the import never waited for the other transaction');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await other.query('COMMIT');
+      if (counts === undefined) {
+        await expect(importing).rejects.toMatchObject({ line: 2, rule: 'stored-conflict' });
+        expect(await db.findPlant(base + 1n)).toBeNull();
+        expect(await db.findPlant(base + 3n)).toBeNull();
+      } else {
+        expect(await importing).toMatchObject({ lines: 3, ...counts });
+        expect((await db.findPlant(base + 3n))?.plant).toEqual({ id: base + 3n, name: 'race 3' });
+        const events = await other.query<{ plant_id: string }>(
+          'SELECT plant_id::text FROM webhook_events WHERE plant_id BETWEEN $1 AND $2 ORDER BY seq',
+          [String(base + 1n), String(base + 3n)],
+        );
+        expect(events.rows.map((row) => row.plant_id)).toEqual([String(base + 1n), String(base + 3n)]);
+      }
+    } finally {
+      await other.end();
+    }
   });
 });

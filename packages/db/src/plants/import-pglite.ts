@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import {
   createStagingTableSql,
+  IdOrder,
   type ImportLine,
   type ImportOptions,
   type ImportResult,
@@ -34,8 +35,10 @@ export async function importPlantsPGlite(
     const insert = `INSERT INTO ${table} (line, id, name, tag)
       SELECT * FROM unnest($1::text[]::bigint[], $2::text[]::bigint[], $3::text[], $4::text[])`;
     let batch = newBatch();
+    const order = new IdOrder();
     for await (const { line, value: plant } of lines) {
       options.signal?.throwIfAborted();
+      order.see(plant.id);
       batch.lines.push(String(line));
       batch.ids.push(plant.id.toString());
       batch.names.push(plant.name);
@@ -48,7 +51,8 @@ export async function importPlantsPGlite(
     options.signal?.throwIfAborted();
     if (batch.lines.length > 0) await pglite.query(insert, [batch.lines, batch.ids, batch.names, batch.tags]);
     return await pglite.transaction(async (tx) => {
-      const { rows } = await tx.query<MergeRow>(mergeImportSql(table), mergeParameters(options));
+      const shape = { uniqueIds: order.ascending, onConflict: false };
+      const { rows } = await tx.query<MergeRow>(mergeImportSql(table, shape), mergeParameters(options));
       // A broken rule throws: the transaction rolls back. One session: nothing else ran meanwhile.
       const { unaccounted, ...result } = mergeOutcome(rows[0]);
       return { ...result, alreadyStored: result.alreadyStored + unaccounted };

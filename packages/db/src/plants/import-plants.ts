@@ -2,7 +2,7 @@ import type { NewPlant } from '@plant-store/schema';
 import type { AuditActor } from '../audit/audit-records.js';
 import { actorParameters } from '../audit/audit-sql.js';
 import { ImportRejectedError } from '../errors.js';
-import { fanOutDue, plantEnvelopeJson, plantJson } from './plant-json.js';
+import { fanOutDue, NOW_RFC3339, plantJsonOpen } from './plant-json.js';
 
 /** One line of an import, validated (`value`, a NewPlant), with its 1-based line number in the stream. */
 export interface ImportLine {
@@ -41,22 +41,47 @@ export function createStagingTableSql(table: string, onCommitDrop: boolean): str
   }`;
 }
 
+/** How the merge reads its staging table (see mergeImportSql). */
+export interface MergeShape {
+  /**
+   * Every staged id differs from every other (the service saw them strictly ascending): no line can
+   * repeat another, so the statement skips looking for repeats (a sort and a window over every line).
+   */
+  readonly uniqueIds: boolean;
+  /**
+   * `ON CONFLICT (id) DO NOTHING` on the plants' insert: only after a plain insert met a unique
+   * violation (another session created one of the ids after the statement's snapshot), to run again.
+   */
+  readonly onConflict: boolean;
+}
+
 /**
  * The import's one statement over its staging table: checks every rule that needs more than one line
  * or the stored plants, and when none is broken, inserts the new plants with their plant.created events
  * and the import's audit event, all in the statement's transaction.
- * - `repeated`: the first line that repeats an earlier line's id with other content, and that line.
+ * - `repeated`: the first line that repeats an earlier line's id with other content, and that line
+ *   (none when `uniqueIds`).
  * - `conflict`: the first line whose id is stored with other content.
  * - `inserted`: the first line of each id not stored yet, in id order (versions from the
  *   plant_versions sequence as a create takes them, ascending with the ids), only when neither rule
- *   is broken. ON CONFLICT: a create committed meanwhile by another session is left as it is (the
- *   caller checks for those: see CONCURRENT_CONFLICT_SQL).
- * - `events`: plant.created for each, the payload and envelope a create writes; queued for the fan-out
- *   only while a subscription takes plant.created (see fanOutDue).
+ *   is broken, and not in `stored` (the ids found stored, one read of the primary key a line). A plain
+ *   insert, not ON CONFLICT's speculative insertion row by row: a create of one of these ids committed
+ *   after the statement's snapshot makes it fail with a unique violation, and the caller runs it again
+ *   with `onConflict` (see concurrentConflictSql for what it then checks).
+ * - `events`: plant.created for each, the payload and envelope a create writes, the timestamp read
+ *   once for the statement (as a create's statement does), queued for the fan-out only while a
+ *   subscription takes plant.created (see fanOutDue). Their ids are `msg_` and a UUIDv7 made of the
+ *   statement's clock and the event's `seq` (importEventIdSql): unique as `seq` is, and ascending,
+ *   so a million of them go to the right-hand edge of the primary key's index rather than to a
+ *   random page each.
  * $1 the creating team, $2 the traceparent, $3-$6 the actor (kind, name, team, address).
  */
-export function mergeImportSql(table: string): string {
-  return `WITH ranked AS MATERIALIZED (
+export function mergeImportSql(table: string, shape: MergeShape = { uniqueIds: false, onConflict: false }): string {
+  // Unique ids: the staging table is read as it is (the planner knows its size), as `firsts`.
+  const firsts = shape.uniqueIds ? `${table} AS firsts` : 'firsts';
+  const firstsSql = shape.uniqueIds
+    ? 'repeated AS (SELECT NULL::bigint AS line, NULL::bigint AS first_line, NULL::bigint AS id WHERE false)'
+    : `ranked AS MATERIALIZED (
   SELECT line, id, name, tag,
     first_value(line) OVER same_id AS first_line,
     first_value(name) OVER same_id AS first_name,
@@ -69,31 +94,39 @@ export function mergeImportSql(table: string): string {
   ORDER BY line LIMIT 1
 ), firsts AS MATERIALIZED (
   SELECT line, id, name, tag FROM ranked WHERE line = first_line
-), stored AS MATERIALIZED (
+)`;
+  return `WITH ${firstsSql}, stored AS MATERIALIZED (
   SELECT firsts.line, firsts.id, (plants.name = firsts.name AND plants.tag IS NOT DISTINCT FROM firsts.tag) AS same
-  FROM firsts JOIN public.plants AS plants ON plants.id = firsts.id
+  FROM ${firsts} JOIN public.plants AS plants ON plants.id = firsts.id
 ), conflict AS (
   SELECT line, id FROM stored WHERE NOT same ORDER BY line LIMIT 1
 ), inserted AS (
   INSERT INTO public.plants (id, name, tag, created_by_team)
-  SELECT firsts.id, firsts.name, firsts.tag, $1::varchar FROM firsts
+  SELECT firsts.id, firsts.name, firsts.tag, $1::varchar FROM ${firsts}
   WHERE NOT EXISTS (SELECT FROM repeated) AND NOT EXISTS (SELECT FROM conflict)
-    AND NOT EXISTS (SELECT FROM public.plants AS plants WHERE plants.id = firsts.id)
-  ORDER BY firsts.id
-  ON CONFLICT (id) DO NOTHING
+    AND NOT EXISTS (SELECT FROM stored WHERE stored.id = firsts.id)
+  ORDER BY firsts.id${shape.onConflict ? ' ON CONFLICT (id) DO NOTHING' : ''}
   RETURNING id, name, tag, version
-), events AS (
-  INSERT INTO public.webhook_events (plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT inserted.id, 'plant.created', inserted.version, ${plantJson('inserted')},
-    ${plantEnvelopeJson('plant.created', 'inserted')}, $2::text, ${fanOutDue('plant.created')}
+), numbered AS (
+  SELECT inserted.id, inserted.version, nextval('public.webhook_events_seq_seq'::regclass) AS seq,
+    ${plantJsonOpen('inserted')} AS plant
   FROM inserted
   ORDER BY inserted.id
+), clock AS (
+  SELECT ${NOW_RFC3339} AS timestamp, ${importEventIdPrefixSql()} AS id_prefix
+), events AS (
+  INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
+  SELECT ${importEventIdSql('clock.id_prefix', 'numbered.seq')}, numbered.seq, numbered.id, 'plant.created', numbered.version,
+    numbered.plant || '}',
+    '{"type":"plant.created","timestamp":"' || clock.timestamp || '","data":' || numbered.plant || ',"version":' || numbered.version::text || '}}',
+    $2::text, ${fanOutDue('plant.created')}
+  FROM numbered CROSS JOIN clock
   RETURNING fanned_out_at IS NULL AS queued
 ), counts AS (
   SELECT (SELECT count(*) FROM ${table}) AS lines,
     (SELECT count(*) FROM inserted) AS stored,
     (SELECT count(*) FROM stored WHERE same) AS already_stored,
-    (SELECT count(*) FROM firsts) AS ids
+    (SELECT count(*) FROM ${firsts}) AS ids
 ), audited AS (
   INSERT INTO public.audit_events (team, actor_kind, actor_name, actor_team, action, target, client_address, details)
   SELECT coalesce($5::varchar, 'default'), $3::varchar, $4::varchar, $5::varchar, 'plants.imported', 'plants', $6::text,
@@ -107,6 +140,26 @@ SELECT (SELECT line::text FROM repeated) AS repeated_line, (SELECT first_line::t
   counts.lines::text AS lines, counts.stored::text AS stored, counts.already_stored::text AS already_stored,
   counts.ids::text AS ids, (SELECT count(*) FILTER (WHERE queued) FROM events)::int AS events
 FROM counts`;
+}
+
+/**
+ * The first 23 characters of an imported event's id, the same for the whole statement:
+ * `msg_` and a UUIDv7's first three groups, `tttttttt-tttt-7000`: the statement's clock in
+ * milliseconds since the epoch (48 bits), version 7, and 12 bits of zeros.
+ */
+function importEventIdPrefixSql(): string {
+  return `'msg_' || (SELECT substr(hex, 1, 8) || '-' || substr(hex, 9, 4) || '-7000'
+    FROM (SELECT lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') AS hex) AS clock_hex)`;
+}
+
+/**
+ * An imported event's id: the prefix (importEventIdPrefixSql), then the UUID's variant (binary 10)
+ * and the event's `seq` in the 60 bits after it, as the last two groups, `-8sss-ssssssssssss`:
+ * unique as `seq` is, ascending with it, a valid UUIDv7 (RFC 9562: the bits after the clock need
+ * not be random) and so a valid Standard Webhooks message id.
+ */
+function importEventIdSql(prefix: string, seq: string): string {
+  return `${prefix} || '-8' || overlay(lpad(to_hex(${seq}), 15, '0') PLACING '-' FROM 4 FOR 0)`;
 }
 
 /**
@@ -165,6 +218,24 @@ export function mergeOutcome(row: MergeRow | undefined): ImportResult & { readon
     events: row.events,
     unaccounted: Number(row.ids) - stored - alreadyStored,
   };
+}
+
+/**
+ * Whether the ids of an import's lines, as read, were strictly ascending (an export's are, and
+ * most catalogues'): then no id repeats and the merge needs no search for repeats.
+ */
+export class IdOrder {
+  #last: bigint | undefined;
+  #ascending = true;
+
+  get ascending(): boolean {
+    return this.#ascending;
+  }
+
+  see(id: bigint): void {
+    if (this.#ascending && this.#last !== undefined && id <= this.#last) this.#ascending = false;
+    this.#last = id;
+  }
 }
 
 /** How many lines go into the staging table per statement on the embedded database. */

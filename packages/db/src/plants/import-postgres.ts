@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ImportRejectedError } from '../errors.js';
@@ -7,6 +8,7 @@ import { translateError } from '../prisma-errors.js';
 import {
   concurrentConflictSql,
   createStagingTableSql,
+  IdOrder,
   type ImportLine,
   type ImportOptions,
   type ImportResult,
@@ -48,9 +50,9 @@ export async function importPlantsPostgres(
     await client.query('BEGIN');
     await client.query(createStagingTableSql(STAGING_TABLE, true));
     const copy = client.query(copyFrom(`COPY ${STAGING_TABLE} (line, id, name, tag) FROM STDIN`));
-    await pipeline(Readable.from(copyText(lines, options.signal)), copy);
-    const { rows } = await client.query<MergeRow>(mergeImportSql(STAGING_TABLE), mergeParameters(options));
-    const { unaccounted, ...result } = mergeOutcome(rows[0]);
+    const order = new IdOrder();
+    await pipeline(Readable.from(copyText(lines, options.signal, order)), copy);
+    const { unaccounted, ...result } = await merge(client, options, order.ascending);
     if (unaccounted > 0) {
       // Another session created some of these ids after the statement's snapshot: the same plants
       // count as already stored, another content is a conflict (read now, committed).
@@ -69,17 +71,62 @@ export async function importPlantsPostgres(
   }
 }
 
+/**
+ * The merge (see mergeImportSql), its plants inserted plainly, in a savepoint: when a create of one
+ * of the ids committed after the statement's snapshot (the insert meets a unique violation on the
+ * plants' primary key), the savepoint is rolled back and the merge runs again in a new snapshot with
+ * `ON CONFLICT (id) DO NOTHING`, which sees that create (as already stored, or as a conflict) or
+ * skips one committed later still (the caller then checks those: concurrentConflictSql). Only the
+ * merge is undone, never the staged lines: the client's answer is the same as without the race.
+ */
+async function merge(
+  client: pg.PoolClient,
+  options: ImportOptions,
+  uniqueIds: boolean,
+): Promise<ReturnType<typeof mergeOutcome>> {
+  await client.query('SAVEPOINT plant_import_merge');
+  try {
+    const { rows } = await client.query<MergeRow>(
+      mergeImportSql(STAGING_TABLE, { uniqueIds, onConflict: false }),
+      mergeParameters(options),
+    );
+    return mergeOutcome(rows[0]);
+  } catch (error) {
+    if (!isPlantsKeyViolation(error)) throw error;
+  }
+  await client.query('ROLLBACK TO SAVEPOINT plant_import_merge');
+  const { rows } = await client.query<MergeRow>(
+    mergeImportSql(STAGING_TABLE, { uniqueIds, onConflict: true }),
+    mergeParameters(options),
+  );
+  return mergeOutcome(rows[0]);
+}
+
+/** A unique violation of the plants' primary key, as node-postgres reports it. */
+function isPlantsKeyViolation(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'plants_pkey';
+}
+
 /** The lines as COPY's text format: `line, id, name, tag` (tag `\N` when absent), tab-separated. */
-export async function* copyText(lines: AsyncIterable<ImportLine>, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* copyText(
+  lines: AsyncIterable<ImportLine>,
+  signal?: AbortSignal,
+  order?: IdOrder,
+): AsyncGenerator<string> {
   let chunk = '';
   let count = 0;
   for await (const { line, value: plant } of lines) {
     signal?.throwIfAborted();
+    order?.see(plant.id);
     chunk += `${line}\t${plant.id}\t${copyField(plant.name)}\t${plant.tag === undefined ? '\\N' : copyField(plant.tag)}\n`;
     if (++count === LINES_PER_CHUNK) {
       yield chunk;
       chunk = '';
       count = 0;
+      // The lines of a body already received are judged and sent without waiting for I/O: let the
+      // event loop serve other requests between chunks (one turn per LINES_PER_CHUNK lines).
+      await setImmediate();
     }
   }
   signal?.throwIfAborted();

@@ -11,6 +11,15 @@ export function plantJson(alias: string): string {
   || coalesce(',"tag":' || to_json(${alias}.tag)::text, '') || '}'`;
 }
 
+/**
+ * A plant's wire object without its closing brace, `{"id","name","tag"?`, from the row `alias`: for
+ * a statement that writes the plant and the plant with its version from one string.
+ */
+export function plantJsonOpen(alias: string): string {
+  return `'{"id":' || ${alias}.id::text || ',"name":' || to_json(${alias}.name)::text
+  || coalesce(',"tag":' || to_json(${alias}.tag)::text, '')`;
+}
+
 /** A plant with its version, `{"id","name","tag"?,"version"}`: an event's `data`. */
 function versionedPlantJson(alias: string): string {
   return `'{"id":' || ${alias}.id::text || ',"name":' || to_json(${alias}.name)::text
