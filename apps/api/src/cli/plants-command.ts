@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createPlantStoreClient, type PlantStoreClient } from '@plant-store/client';
 import { stringifyJson } from '@plant-store/schema';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { createProgress, type ProgressOutput } from './progress.js';
 import { UsageError } from './token-command.js';
 
@@ -53,6 +54,7 @@ export async function runPlantsCommand(args: readonly string[], environment: Pla
   const client = createPlantStoreClient({
     baseUrl: values.url ?? environment.env.PLANT_STORE_URL ?? DEFAULT_URL,
     token,
+    fetch: patientFetch,
   });
   if (action === 'import') {
     if (values.tag !== undefined) throw new UsageError('--tag is for export');
@@ -63,6 +65,18 @@ export async function runPlantsCommand(args: readonly string[], environment: Pla
     await exportFile(client, file, values.tag, environment);
   }
 }
+
+/**
+ * fetch without its 5-minute wait for an answer's headers (undici's headersTimeout) or between
+ * the chunks of a body: an import is answered when its statement ends, which takes minutes for
+ * millions of plants after the last byte is sent, and an export may pause while the database reads.
+ */
+const patience = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+const patientFetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+  undiciFetch(input as Parameters<typeof undiciFetch>[0], {
+    ...(init as Parameters<typeof undiciFetch>[1]),
+    dispatcher: patience,
+  })) as unknown as typeof fetch;
 
 async function importFile(
   client: PlantStoreClient,
