@@ -18,16 +18,19 @@ import {
   mergeParameters,
 } from './import-plants.js';
 
-/** The import's staging table on PostgreSQL: the session's own, dropped at the end of its transaction. */
+/** The import's staging table on PostgreSQL: the session's own, dropped after the import (or with the connection). */
 const STAGING_TABLE = 'plant_import_rows';
 /** Lines sent to COPY in one chunk: one write of some tens of KB rather than one per line. */
 const LINES_PER_CHUNK = 512;
+/** Lines staged by one COPY (its own transaction): some hundreds of KB. */
+const STAGE_LINES = 16 * LINES_PER_CHUNK;
 
 /**
- * Imports on PostgreSQL, on a connection of its own (the bulk pool: no statement timeout), in one
- * transaction: the lines are streamed with `COPY ... FROM STDIN` into a temporary table as they are
- * read (backpressure end to end: the request is read as fast as the database takes it), then one
- * statement checks them and inserts the new plants with their events (see mergeImportSql). A broken
+ * Imports on PostgreSQL, on a connection of its own (the bulk pool: no statement timeout): the lines
+ * are staged with `COPY ... FROM STDIN` into the session's temporary table as they are read, some
+ * hundreds of KB a COPY (backpressure end to end: the request is read as fast as the database takes
+ * it), then, in one transaction, one statement checks them and inserts the new plants with their
+ * events (see mergeImportSql). A broken
  * rule, a failing line (the iterable throws: invalid JSON, a NewPlant rule) or an abort rolls it all
  * back: nothing of the import is stored, and the connection is closed rather than reused.
  */
@@ -47,11 +50,19 @@ export async function importPlantsPostgres(
   client.on('error', ignore);
   let failed = false;
   try {
-    await client.query('BEGIN');
-    await client.query(createStagingTableSql(STAGING_TABLE, true));
-    const copy = client.query(copyFrom(`COPY ${STAGING_TABLE} (line, id, name, tag) FROM STDIN`));
+    // Staged before the transaction, in COPYs of STAGE_LINES lines, each its own short transaction:
+    // a transaction that has written holds back the oldest running transaction id of the whole
+    // server, which the event feed and the fan-out wait out (in every database on it), so the
+    // transaction may last as long as the database works, never as long as a client takes to send.
+    await client.query(createStagingTableSql(STAGING_TABLE, false));
     const order = new IdOrder();
-    await pipeline(Readable.from(copyText(lines, options.signal, order)), copy);
+    for await (const batch of batches(copyText(lines, options.signal, order))) {
+      await pipeline(
+        Readable.from(batch),
+        client.query(copyFrom(`COPY ${STAGING_TABLE} (line, id, name, tag) FROM STDIN`)),
+      );
+    }
+    await client.query('BEGIN');
     const { unaccounted, ...result } = await merge(client, options, order.ascending);
     if (unaccounted > 0) {
       // Another session created some of these ids after the statement's snapshot: the same plants
@@ -60,6 +71,7 @@ export async function importPlantsPostgres(
       if (conflict !== undefined) throw ImportRejectedError.storedConflict(Number(conflict.line), BigInt(conflict.id));
     }
     await client.query('COMMIT');
+    await client.query(`DROP TABLE ${STAGING_TABLE}`);
     return { ...result, alreadyStored: result.alreadyStored + unaccounted };
   } catch (error) {
     failed = true;
@@ -106,6 +118,19 @@ async function merge(
 function isPlantsKeyViolation(error: unknown): boolean {
   const { code, constraint } = error as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'plants_pkey';
+}
+
+/** Chunks of copyText gathered into one COPY's worth: STAGE_LINES lines, about 1 MB. */
+async function* batches(chunks: AsyncIterable<string>): AsyncGenerator<string[]> {
+  let batch: string[] = [];
+  for await (const chunk of chunks) {
+    batch.push(chunk);
+    if (batch.length * LINES_PER_CHUNK >= STAGE_LINES) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }
 
 /** The lines as COPY's text format: `line, id, name, tag` (tag `\N` when absent), tab-separated. */
