@@ -29,6 +29,9 @@ export interface ScaleEngineResult {
     readonly small: number;
     readonly large: number;
     readonly rounds: number;
+    /** Answers other than the row's status (503s under load), over every round, at each size. */
+    readonly smallUnexpected: number;
+    readonly largeUnexpected: number;
   }>;
   readonly importSeconds: { readonly small: number; readonly large: number };
   readonly peakRss: { readonly small: number; readonly large: number; readonly largeImport: number | undefined };
@@ -56,6 +59,7 @@ const COLUMNS: readonly Column[] = [
   ['at N', 'right'],
   ['N / 10,000', 'right'],
   ['target', 'right'],
+  ['unexpected', 'right'],
 ];
 
 export function formatScaleReport(report: ScaleReport): string {
@@ -70,6 +74,7 @@ export function formatScaleReport(report: ScaleReport): string {
         formatRate(row.large),
         ratio.toFixed(2),
         `>= ${SCALE_MIN_RATIO}: ${ratio >= SCALE_MIN_RATIO ? 'PASS' : 'FAIL'}`,
+        `${row.smallUnexpected} / ${row.largeUnexpected}`,
       ];
     }),
   );

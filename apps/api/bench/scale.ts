@@ -24,7 +24,6 @@ import { BUDGET_CONCURRENCY } from './budget.js';
 import { startHttpCeiling } from './ceiling-process.js';
 import { type Cleanups, gitCommit } from './entry-point.js';
 import { type BenchRequest, measureHttp } from './http-load.js';
-import type { Measurement } from './measurement.js';
 import type { BenchOptions, Engine } from './options.js';
 import { sampleRss } from './process-memory.js';
 import { describeMachine } from './report.js';
@@ -145,7 +144,11 @@ async function benchEngine(
       progress(`${engine}: ${size.toLocaleString('en-US')} plants imported in ${entry.importSeconds.toFixed(1)} s`);
     }
     const [small, large] = sized as [Sized, Sized];
+    // As after any bulk load (PostgreSQL's "Populating a Database": run ANALYZE afterwards), and so
+    // that the rows measure the catalogue, not autovacuum and the checkpoint catching up with it.
+    for (const entry of sized) await settle(entry.storage);
     const rowRounds = new Map<ScaleRow, Array<[number, number]>>();
+    const unexpected = new Map<ScaleRow, [number, number]>();
     const peaks = sized.map((entry) => sampleRss(entry.service.pid));
     let nextId = 4n * 10n ** 18n;
     for (let round = 1; round <= options.rounds; round += 1) {
@@ -155,7 +158,7 @@ async function benchEngine(
       );
       for (const row of SCALE_ROWS) {
         const pair: number[] = [];
-        for (const entry of [small, large]) {
+        for (const [side, entry] of [small, large].entries()) {
           if (row === 'fan-out') {
             const result = await measureBacklog(
               { url: entry.service.url, token: entry.token, pid: entry.service.pid },
@@ -174,8 +177,20 @@ async function benchEngine(
           if (options.warmupSeconds > 0)
             await measureHttp(load, BUDGET_CONCURRENCY, { seconds: options.warmupSeconds });
           const measured = await measureHttp(load, BUDGET_CONCURRENCY, { seconds: options.durationSeconds });
-          checkMeasurement(row, entry.plants, measured);
-          pair.push(measured.perSecond);
+          if (measured.errors > 0) throw new Error(`${row} at ${entry.plants} plants: ${measured.errors} errors`);
+          // Reported, not fatal: a row that answers 503s under load at N plants is a finding. Its rate
+          // counts the expected answers only.
+          const [smallCount, largeCount] = unexpected.get(row) ?? [0, 0];
+          unexpected.set(
+            row,
+            side === 0
+              ? [smallCount + measured.unexpected, largeCount]
+              : [smallCount, largeCount + measured.unexpected],
+          );
+          if (measured.unexpected > 0) {
+            progress(`${row} at ${entry.plants} plants: unexpected answers ${JSON.stringify(measured.statusCodes)}`);
+          }
+          pair.push((measured.completed - measured.unexpected) / options.durationSeconds);
         }
         const rounds = rowRounds.get(row) ?? [];
         rounds.push([pair[0] ?? 0, pair[1] ?? 0]);
@@ -189,7 +204,8 @@ async function benchEngine(
         const values = rounds.map((pair) => pair[side]);
         return values[medianIndex(values)] ?? 0;
       };
-      return { row, small: pick(0), large: pick(1), rounds: rounds.length };
+      const [smallUnexpected, largeUnexpected] = unexpected.get(row) ?? [0, 0];
+      return { row, small: pick(0), large: pick(1), rounds: rounds.length, smallUnexpected, largeUnexpected };
     });
     const result: ScaleEngineResult = {
       engine,
@@ -284,15 +300,6 @@ function rowRequest(row: ScaleRow, plants: number, nextId: () => bigint): () => 
   }
 }
 
-/** Every answer the row expects: a failed point must not pass for a fast one. */
-function checkMeasurement(row: ScaleRow, plants: number, measured: Measurement): void {
-  if (measured.unexpected > 0 || measured.errors > 0) {
-    throw new Error(
-      `${row} at ${plants} plants: ${measured.unexpected} unexpected answers (${JSON.stringify(measured.statusCodes)}), ${measured.errors} errors`,
-    );
-  }
-}
-
 function httpLoad(url: string) {
   return {
     url,
@@ -310,6 +317,20 @@ async function writePlantsFile(file: string, count: number): Promise<void> {
     if (!out.write(`${lines.join('\n')}\n`)) await once(out, 'drain');
   }
   await new Promise((resolve) => out.end(resolve));
+}
+
+/** VACUUM (ANALYZE) and a CHECKPOINT on PostgreSQL; nothing on the embedded database (it has no autovacuum to race). */
+async function settle(storage: BenchStorage): Promise<void> {
+  if (storage.url === undefined) return;
+  const client = new pg.Client({ connectionString: storage.url });
+  await client.connect();
+  try {
+    progress('postgres: VACUUM (ANALYZE) and CHECKPOINT after the import');
+    await client.query('VACUUM (ANALYZE)');
+    await client.query('CHECKPOINT');
+  } finally {
+    await client.end();
+  }
 }
 
 async function databaseBytes(storage: BenchStorage): Promise<number> {
