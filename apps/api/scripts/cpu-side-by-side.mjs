@@ -8,7 +8,8 @@
  * 400), `unauth` (GET /plants?limit=20 with an unknown token: 401), `page` and `page-tag` (a page
  * of 20 after a random plant of a 10,000-plant read set, with a tag or not). Failed-authentication
  * limits are set high (AUTH_FAILURE_LIMIT=1000000/1) so that the 401 path stays a 401, counted.
- * `--prof DIR` runs the builds with --cpu-prof; `--gc` with --trace-gc (in /tmp/cut400/BUILD-ENGINE.log).
+ * `--prof DIR` runs the builds with --cpu-prof; `--gc` with --trace-gc (in /tmp/cut400/BUILD-ENGINE.log;
+ * each build's stderr, its access lines, in BUILD-ENGINE.err).
  *
  *   cd apps/api && npx --yes pnpm@10.34.9 exec node scripts/cpu-side-by-side.mjs --engine pg --builds dist-before,dist
  */
@@ -88,7 +89,8 @@ for (const [i, b] of builds.entries()) {
   tokens.push(out.trim().split('\n').at(-1).trim());
 }
 async function start(i, b) {
-  const port = 41000 + i + (o.engine === 'pg' ? 0 : 10);
+  // Below the kernel's ephemeral range (32768-60999): no outgoing connection can hold the port.
+  const port = 21000 + i + (o.engine === 'pg' ? 0 : 10);
   const flags = ['--max-semi-space-size=16', '--max-old-space-size=192'];
   if (o.prof) flags.push('--cpu-prof', `--cpu-prof-dir=${o.prof}/${b}`);
   if (o.gc) flags.push('--trace-gc');
@@ -96,7 +98,7 @@ async function start(i, b) {
   const child = spawn(NODE, [...flags, `${API}/${b}/index.js`, 'serve'], {
     cwd: API,
     env: { ...envFor(i), PORT: String(port) },
-    stdio: ['ignore', out, 'ignore'],
+    stdio: ['ignore', out, openSync(`${WORK}/${b}-${o.engine}.err`, 'w')],
   });
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
