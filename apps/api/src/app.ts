@@ -22,6 +22,7 @@ import { mountOperations } from './routes/mount-operations.js';
 import { addOpenApiRoute } from './routes/openapi.js';
 import { transferHandlers } from './routes/plant-transfer.js';
 import { plantHandlers } from './routes/plants.js';
+import { routeRequests } from './routes/static-routes.js';
 import { tokenHandlers } from './routes/tokens.js';
 import { addVersionRoute } from './routes/version.js';
 import { webhookHandlers } from './routes/webhooks.js';
@@ -191,7 +192,8 @@ export function createApp(deps: AppDependencies): Koa<AppState> {
   }
   app.use(observeRequests({ log, metrics, tracing }));
   app.use(handleErrors());
-  app.use(router.routes());
+  // Registered last: the table of routes without parameters is made from the finished router.
+  app.use(routeRequests(router));
   app.use(allowOptions());
   app.use(router.allowedMethods());
   return app;

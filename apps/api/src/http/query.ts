@@ -25,9 +25,9 @@ export function readSmallInteger(text: string): number | string {
  */
 export function readQueryParameters<const TName extends string>(
   querystring: string,
-  names: readonly TName[],
+  names: readonly TName[] | ReadonlySet<TName>,
 ): Partial<Record<TName, string>> {
-  const wanted: ReadonlySet<string> = new Set(names);
+  const wanted: ReadonlySet<string> = names instanceof Set ? names : new Set(names);
   const values: Partial<Record<string, string>> = {};
   for (const pair of querystring.split('&')) {
     if (pair === '') continue;
@@ -43,6 +43,8 @@ export function readQueryParameters<const TName extends string>(
 }
 
 function decodeQueryText(text: string): string | null {
+  // Most names and values are plain (`limit`, `20`): nothing to decode, no copy made.
+  if (!text.includes('%') && !text.includes('+')) return text;
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {

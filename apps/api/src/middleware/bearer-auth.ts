@@ -3,9 +3,10 @@ import { ErrorCode, type Scope } from '@plant-store/schema';
 import type { Middleware } from 'koa';
 import type { AuthFailureLimiter } from '../auth/auth-failure-limiter.js';
 import { clientAddress } from '../auth/client-address.js';
-import { ApiError } from '../http/api-error.js';
+import { ApiError, type ErrorAnswer } from '../http/api-error.js';
 import type { AppContext, AppState } from '../http/app-state.js';
 import { type Caller, PLATFORM_ADMIN_SCOPE } from '../http/caller.js';
+import { respondError } from './handle-errors.js';
 
 /** What `token create` grants when no `--scope` is given: the plant scopes, not `webhooks:manage`. */
 export const DEFAULT_TOKEN_SCOPES: readonly Scope[] = ['plants:read', 'plants:write'];
@@ -67,11 +68,20 @@ export function hasExpired(token: Pick<AuthenticatedToken, 'expiresAt'>, now: nu
   return token.expiresAt !== null && token.expiresAt.getTime() <= now;
 }
 
-function invalidToken(message: string): ApiError {
-  return new ApiError(ErrorCode.NotAuthenticated, message, {
-    headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
-  });
+/** A 401's answer, made once: the refusals below are answered, not thrown (see bearerAuth). */
+function unauthenticated(message: string, challenge: string): ErrorAnswer {
+  return {
+    code: ErrorCode.NotAuthenticated,
+    status: ErrorCode.NotAuthenticated,
+    headers: { 'WWW-Authenticate': challenge },
+    message,
+  };
 }
+
+const AUTHENTICATION_REQUIRED = unauthenticated(AUTHENTICATION_REQUIRED_MESSAGE, REALM);
+const MISSING_SCHEME = unauthenticated(MISSING_SCHEME_MESSAGE, REALM);
+const INVALID_TOKEN = unauthenticated(INVALID_TOKEN_MESSAGE, `${REALM}, error="invalid_token"`);
+const EXPIRED_TOKEN = unauthenticated(EXPIRED_TOKEN_MESSAGE, `${REALM}, error="invalid_token"`);
 
 /**
  * Requires a valid bearer token carrying `scope`, and every scope of `alsoRequires` (RFC 6750).
@@ -87,18 +97,12 @@ export function bearerAuth(
   const required = [scope, ...alsoRequires];
   return async (ctx, next) => {
     const header = ctx.req.headers.authorization ?? '';
-    if (header === '') {
-      throw new ApiError(ErrorCode.NotAuthenticated, AUTHENTICATION_REQUIRED_MESSAGE, {
-        headers: { 'WWW-Authenticate': REALM },
-      });
-    }
+    // The 401s are answered here, not thrown to the error middleware: an error made and thrown
+    // back through every middleware frame (a rejected promise at each) cost more than the answer.
+    if (header === '') return respondError(ctx, AUTHENTICATION_REQUIRED);
     // RFC 6750 3.1: a request without a Bearer credential (no scheme word, another scheme) gets
     // the bare challenge, no error code; the message says what is missing, never echoing the header.
-    if (!BEARER_SCHEME.test(header)) {
-      throw new ApiError(ErrorCode.NotAuthenticated, MISSING_SCHEME_MESSAGE, {
-        headers: { 'WWW-Authenticate': REALM },
-      });
-    }
+    if (!BEARER_SCHEME.test(header)) return respondError(ctx, MISSING_SCHEME);
     const token = parseBearerToken(header);
     // An address over its failure budget gets no lookup (no query) for a token this process has not
     // seen authenticate: a flood of made-up tokens costs a hash and a map lookup each, not a query.
@@ -106,7 +110,7 @@ export function bearerAuth(
     const record = token === null ? null : await authenticate(token);
     if (record === null || hasExpired(record, Date.now())) {
       if (failures !== undefined) countFailure(ctx, failures, trustedProxyHops);
-      throw invalidToken(record === null ? INVALID_TOKEN_MESSAGE : EXPIRED_TOKEN_MESSAGE);
+      return respondError(ctx, record === null ? INVALID_TOKEN : EXPIRED_TOKEN);
     }
     // Named in the access line and the metrics from here on, whatever the answer.
     ctx.state.token = record;

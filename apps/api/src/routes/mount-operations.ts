@@ -272,9 +272,11 @@ function pathReader(operation: OperationDeclaration): ReadInput {
 function queryReader({ query }: OperationDeclaration): ReadInput {
   if (query === undefined) return () => undefined;
   const readers = new Map(Object.entries(query.entries).map(([name, schema]) => [name, textReader(schema)]));
-  const names = [...readers.keys()];
+  const names: ReadonlySet<string> = new Set(readers.keys());
   return (ctx) => {
-    const texts = Object.entries(readQueryParameters(ctx.querystring, names));
-    return parseInput(query, Object.fromEntries(texts.map(([name, text]) => [name, readers.get(name)?.(text ?? '')])));
+    // Read in place: the parameters' texts become what their schemas judge, in the same object.
+    const values: Record<string, unknown> = readQueryParameters(ctx.querystring, names);
+    for (const name in values) values[name] = readers.get(name)?.((values[name] as string | undefined) ?? '');
+    return parseInput(query, values);
   };
 }

@@ -1,0 +1,58 @@
+import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
+import { SCOPES } from '@plant-store/schema';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOnContractViolations } from '../test-support/checked-fetch.js';
+import { request, startTestService, type TestService } from '../test-support/test-service.js';
+
+failOnContractViolations();
+
+// The routes without parameters answer from routeRequests' table; everything else from the router.
+describe.each(testEngines())('routes without parameters, looked up by method and path, on %s', (engine) => {
+  let storage: TestStorage;
+  let service: TestService;
+  let token: string;
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine, { migrated: true });
+    service = await startTestService(storage);
+    token = (await service.db.issueToken(testToken({ name: 'routes', scopes: SCOPES }))).token;
+  });
+  afterAll(async () => {
+    await service?.close();
+    await storage?.dispose();
+  });
+
+  const accessLine = (requestId: string) =>
+    service.logs
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.requestId === requestId);
+
+  it.each([
+    ['GET', '/plants?limit=1', '/plants', 200],
+    ['POST', '/plants', '/plants', 400],
+    ['GET', '/events', '/events', 200],
+    ['GET', '/tokens', '/tokens', 200],
+    ['GET', '/healthz', '/healthz', 200],
+    ['HEAD', '/plants', '/plants', 200],
+    ['GET', '/plants/1', '/plants/:id', 404],
+    ['PUT', '/plants', 'unmatched', 405],
+    ['GET', '/plants/', 'unmatched', 404],
+    ['GET', '/PLANTS', 'unmatched', 404],
+  ])('%s %s: route %s in the access line, status %d', async (method, path, route, status) => {
+    const requestId = `route-${method}-${path.replaceAll(/[^A-Za-z0-9]/g, '.')}`;
+    const headers = { 'X-Request-Id': requestId, authorization: `Bearer ${token}` };
+    // HEAD and the trailing slash are no operations of the contract: sent unchecked.
+    const response =
+      method === 'HEAD' || path.endsWith('/')
+        ? await fetch(`${service.url}${path}`, { method, headers })
+        : await request(service.url, path, {
+            method,
+            headers,
+            ...(method === 'POST' ? { body: '{"id": 1, "name": ""}' } : {}),
+          });
+    await ('arrayBuffer' in response ? response.arrayBuffer() : undefined);
+    expect(response.status).toBe(status);
+    expect(accessLine(requestId)).toMatchObject({ method, route, status });
+    if (status === 405) expect(response.headers.get('allow')).toContain('GET');
+  });
+});
