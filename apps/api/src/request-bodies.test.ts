@@ -257,37 +257,6 @@ describe.each(testEngines())('request bodies, the service as a process on %s', (
     },
   );
 
-  it.each([
-    ['identity', ''],
-    ['gzip', 'Content-Encoding: gzip\r\n'],
-  ])(
-    'ends a body cut short by its client (%s) as a 400 in the access line, logging no error',
-    async (coding, header) => {
-      const requestId = `cut-short-${coding}`;
-      const { hostname, port } = new URL(service.url);
-      const socket = connect(Number(port), hostname);
-      socket.on('error', () => {});
-      // Asked to continue (Node's server answers 100 once it has the head and hands the request on),
-      // the client sends 10 bytes of the 100 announced and hangs up.
-      const continued = new Promise((resolve) => socket.once('data', resolve));
-      socket.write(
-        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokens.admin}\r\nX-Request-Id: ${requestId}\r\n` +
-          `Content-Type: application/json\r\n${header}Content-Length: 100\r\nExpect: 100-continue\r\n\r\n`,
-      );
-      expect(String(await continued)).toMatch(/^HTTP\/1\.1 100 /);
-      socket.write('{"id": 1, ');
-      socket.destroy();
-      const line = () =>
-        service
-          .output()
-          .split('\n')
-          .find((text) => text.includes(`"requestId":"${requestId}"`));
-      await expect.poll(line, { timeout: 10_000 }).toBeDefined();
-      expect(JSON.parse(line() ?? '{}')).toMatchObject({ route: '/plants', status: 400 });
-      await expectServingWithoutErrors(5);
-    },
-  );
-
   describe('a refusal before the body has arrived', () => {
     /** What the client offers and how the service refuses it. */
     const refusals: Array<{

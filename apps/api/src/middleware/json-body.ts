@@ -1,9 +1,10 @@
+import type { Readable } from 'node:stream';
 import { ErrorCode, JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from '@plant-store/schema';
 import type { Middleware } from 'koa';
+import bodyParser from 'koa-bodyparser';
 import { ApiError, invalidRequest } from '../http/api-error.js';
-import type { AppState } from '../http/app-state.js';
-import { bodyTooLargeMessage, CONTENT_ENCODING_MESSAGE, decodedBody } from '../http/decoded-body.js';
-import { readBody } from '../http/read-body.js';
+import type { AppContext, AppState } from '../http/app-state.js';
+import { ABORTED_MESSAGE, bodyTooLargeMessage, CONTENT_ENCODING_MESSAGE, decodedBody } from '../http/decoded-body.js';
 
 export { bodyTooLargeMessage, CONTENT_ENCODING_MESSAGE };
 
@@ -37,10 +38,10 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads a JSON object body into `ctx.state.jsonBody`, numbers exact (int64 ids as bigint).
- * readBody reads the bytes (limit, Content-Length); a body with a Content-Encoding is decoded
- * first by decodedBody (its errors are the contract's, and a failed decoding can never take the
- * process down), and readBody reads the decoded stream. The exact codec parses the bytes,
- * because JSON.parse would round ids beyond 2^53.
+ * koa-bodyparser reads the bytes (limit, Content-Length); a body with a Content-Encoding is
+ * decoded first by decodedBody (its errors are the contract's, and a failed decoding can never
+ * take the process down), and koa-bodyparser reads the decoded stream. The exact codec parses
+ * the bytes, because JSON.parse would round ids beyond 2^53.
  */
 export function jsonBody(options: {
   limitBytes: number;
@@ -51,7 +52,15 @@ export function jsonBody(options: {
 }): Middleware<AppState> {
   const mediaTypes = options.mediaTypes ?? ['application/json'];
   const notJson = notJsonMessage(mediaTypes);
-  const limitBytes = options.limitBytes;
+  // Raw bytes (no `encoding`): invalid UTF-8 is refused below rather than silently replaced.
+  const readOptions: bodyParser.Options & { encoding: null } = {
+    enableTypes: ['text'],
+    extendTypes: { text: [...mediaTypes] },
+    textLimit: String(options.limitBytes),
+    encoding: null,
+  };
+  const readBody = bodyParser(readOptions);
+
   return async (ctx, next) => {
     const { headers } = ctx.req;
     // No body at all, or an empty one (koa's length is the Content-Length; without one, a body needs Transfer-Encoding).
@@ -77,12 +86,19 @@ export function jsonBody(options: {
         throw new ApiError(ErrorCode.UnsupportedMediaType, `request body must be UTF-8, not ${charset}`);
       }
     }
-    const { req } = ctx;
-    const cutOff = () => req.destroyed && !req.complete;
-    // The usual body, identity: read from the request itself, held to its Content-Length.
-    const raw = await (headers['content-encoding'] === undefined
-      ? readBody(req, { limitBytes, declaredBytes: ctx.request.length, cutOff })
-      : readBody(decodedBody(req, { maxBytes: limitBytes }), { limitBytes, cutOff }));
+    try {
+      // The usual body, identity: koa-bodyparser reads the request itself, as it always did.
+      await readBody(
+        headers['content-encoding'] === undefined
+          ? ctx
+          : readingFrom(ctx, decodedBody(ctx.req, { maxBytes: options.limitBytes })),
+        noNext,
+      );
+    } catch (error) {
+      throw toBodyReadError(error, ctx);
+    }
+    const raw = ctx.request.body;
+    if (!(raw instanceof Uint8Array)) throw invalidRequest('request body is missing');
     let text: string;
     try {
       text = utf8.decode(raw);
@@ -101,4 +117,43 @@ export function jsonBody(options: {
     ctx.state.jsonBody = body;
     await next();
   };
+}
+
+async function noNext(): Promise<void> {}
+
+/**
+ * The context koa-bodyparser reads a decoded body from: it reads `ctx.req`, here the decoded
+ * stream, without headers of its own (the request's describe the encoded bytes: co-body would
+ * hold the decoded length to the Content-Length, and inflation would decode it again). Everything
+ * else is the request's context, where the body read is left (`ctx.request.body`).
+ */
+function readingFrom(ctx: AppContext, decoded: Readable): AppContext {
+  return Object.create(ctx, { req: { value: Object.assign(decoded, { headers: {} }) } }) as AppContext;
+}
+
+/** What raw-body (inside koa-bodyparser) throws while reading a body. */
+interface BodyReadFailure {
+  type?: unknown;
+  limit?: unknown;
+}
+
+/**
+ * The client's failures to send a readable body, as contract errors: over the limit, cut short
+ * (also before it was read: its connection gone while the token was checked), or a length that
+ * lies. decodedBody's errors are the contract's already. Anything else is returned unchanged.
+ */
+function toBodyReadError(error: unknown, ctx: AppContext): unknown {
+  if (error instanceof ApiError) return error;
+  const failure: BodyReadFailure = typeof error === 'object' && error !== null ? error : {};
+  switch (failure.type) {
+    case 'entity.too.large':
+      return new ApiError(ErrorCode.BodyTooLarge, bodyTooLargeMessage(String(failure.limit)));
+    case 'request.aborted':
+      return invalidRequest(ABORTED_MESSAGE);
+    case 'request.size.invalid':
+      return invalidRequest('request body length does not match Content-Length');
+    case 'stream.not.readable':
+      if (ctx.req.destroyed) return invalidRequest(ABORTED_MESSAGE);
+  }
+  return error;
 }

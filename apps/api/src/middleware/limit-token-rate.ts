@@ -1,12 +1,12 @@
 import { ErrorCode } from '@plant-store/schema';
-import type { Middleware, Next } from 'koa';
+import type { Middleware } from 'koa';
 import { ApiError } from '../http/api-error.js';
-import type { AppContext, AppState } from '../http/app-state.js';
-import { type RateLimitPolicy, type RateLimitVerdict, rateLimitHeaders } from '../rate-limits/rate-limit-policy.js';
+import type { AppState } from '../http/app-state.js';
+import { type RateLimitPolicy, rateLimitHeaders } from '../rate-limits/rate-limit-policy.js';
 import type { TokenRateLimiter } from '../rate-limits/token-rate-limiter.js';
 
 export interface TokenRateLimits {
-  readonly limiter: Pick<TokenRateLimiter, 'consume'> & Partial<Pick<TokenRateLimiter, 'consumeNow'>>;
+  readonly limiter: Pick<TokenRateLimiter, 'consume'>;
   /** The limit of a token without one of its own; null: such tokens are not limited. */
   readonly defaultPolicy: RateLimitPolicy | null;
 }
@@ -21,27 +21,20 @@ export function overLimitMessage(policy: RateLimitPolicy, retryAfterSeconds: num
  * limit is a 429 in the Error shape with Retry-After, before the body is read.
  */
 export function limitTokenRate({ limiter, defaultPolicy }: TokenRateLimits): Middleware<AppState> {
-  // Counted in memory (no Redis, or Redis not answering), the verdict is had at once: no promise.
-  return (ctx, next) => {
+  return async (ctx, next) => {
     const token = ctx.state.token;
     const policy = token?.rateLimit ?? defaultPolicy;
     if (token === undefined || policy === null) return next();
-    const verdict = limiter.consumeNow?.(token.id, policy);
-    if (verdict === undefined) return limiter.consume(token.id, policy).then((counted) => answer(ctx, counted, next));
-    return answer(ctx, verdict, next);
+    const verdict = await limiter.consume(token.id, policy);
+    const headers = rateLimitHeaders(verdict);
+    if (!verdict.allowed) {
+      const retryAfter = String(verdict.resetSeconds);
+      throw new ApiError(ErrorCode.TooManyRequests, overLimitMessage(policy, verdict.resetSeconds), {
+        headers: { ...headers, 'Retry-After': retryAfter },
+      });
+    }
+    ctx.res.setHeader('RateLimit-Policy', headers['RateLimit-Policy']);
+    ctx.res.setHeader('RateLimit', headers.RateLimit);
+    await next();
   };
-}
-
-/** The limit's headers on the answer, and the request on its way; or the 429. */
-function answer(ctx: AppContext, verdict: RateLimitVerdict, next: Next): Promise<void> {
-  const headers = rateLimitHeaders(verdict);
-  if (!verdict.allowed) {
-    const retryAfter = String(verdict.resetSeconds);
-    throw new ApiError(ErrorCode.TooManyRequests, overLimitMessage(verdict.policy, verdict.resetSeconds), {
-      headers: { ...headers, 'Retry-After': retryAfter },
-    });
-  }
-  ctx.res.setHeader('RateLimit-Policy', headers['RateLimit-Policy']);
-  ctx.res.setHeader('RateLimit', headers.RateLimit);
-  return next();
 }

@@ -1,7 +1,6 @@
-import { RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
 import { FencedRateLimiterRedis } from './fenced-redis-limiter.js';
-import { MemoryWindows } from './memory-windows.js';
 import type { RateLimitPolicy, RateLimitVerdict } from './rate-limit-policy.js';
 import { connectRedisLink } from './redis-link.js';
 
@@ -21,11 +20,6 @@ export interface TokenRateLimiterOptions {
 export interface TokenRateLimiter {
   /** Counts one request of token `tokenId` under `policy` and says whether it is within it. */
   consume(tokenId: string, policy: RateLimitPolicy): Promise<RateLimitVerdict>;
-  /**
-   * consume's verdict at once when the request is counted in this process's memory (no Redis, or
-   * Redis not answering), undefined when it must be counted in Redis (then call consume).
-   */
-  consumeNow(tokenId: string, policy: RateLimitPolicy): RateLimitVerdict | undefined;
   /** Whether the counts are shared with the other replicas now (Redis answers in time); false without Redis. */
   shared(): boolean;
   /** Resolves once Redis is ready, or after `timeoutMs` (then this process counts alone until it is). */
@@ -34,7 +28,7 @@ export interface TokenRateLimiter {
 }
 
 /**
- * Per-token rate limits: fixed windows of `perSeconds` (MemoryWindows in memory, rate-limiter-flexible in Redis), counted under
+ * Per-token rate limits with rate-limiter-flexible: fixed windows of `perSeconds`, counted under
  * the token's id (never the token). One limiter per distinct policy (the default and each
  * token's own), made on first use: their number is bounded by the tokens.
  *
@@ -50,19 +44,14 @@ export interface TokenRateLimiter {
  */
 export function createTokenRateLimiter({ redis: store, log }: TokenRateLimiterOptions): TokenRateLimiter {
   const link = store ? connectRedisLink(store.url, log) : undefined;
-  const limiters = new Map<string, { memory: MemoryWindows; redis?: FencedRateLimiterRedis }>();
-  // By policy object too (a token's record keeps its own): no name to build on every request.
-  const limitersByPolicy = new WeakMap<RateLimitPolicy, { memory: MemoryWindows; redis?: FencedRateLimiterRedis }>();
+  const limiters = new Map<string, { memory: RateLimiterMemory; redis?: FencedRateLimiterRedis }>();
 
-  function limitersFor(policy: RateLimitPolicy) {
-    const known = limitersByPolicy.get(policy);
-    if (known !== undefined) return known;
-    const { requests, perSeconds } = policy;
+  function limitersFor({ requests, perSeconds }: RateLimitPolicy) {
     const name = `${requests}/${perSeconds}`;
     let found = limiters.get(name);
     if (found === undefined) {
       const common = { points: requests, duration: perSeconds, keyPrefix: `${store?.keyPrefix ?? ''}:rate:${name}` };
-      const memory = new MemoryWindows({ requests, perSeconds });
+      const memory = new RateLimiterMemory(common);
       found =
         link === undefined
           ? { memory }
@@ -78,28 +67,29 @@ export function createTokenRateLimiter({ redis: store, log }: TokenRateLimiterOp
             };
       limiters.set(name, found);
     }
-    limitersByPolicy.set(policy, found);
     return found;
   }
 
-  function consumeNow(tokenId: string, policy: RateLimitPolicy): RateLimitVerdict | undefined {
+  /** Counts in Redis when it answers, else in this process's memory. */
+  async function count(tokenId: string, policy: RateLimitPolicy): Promise<RateLimiterRes> {
     const { memory, redis } = limitersFor(policy);
-    return redis === undefined || link === undefined || !link.shared() ? memory.consume(tokenId) : undefined;
+    if (redis === undefined || link === undefined || !link.shared()) return memory.consume(tokenId);
+    try {
+      return await redis.consume(tokenId);
+    } catch (failure) {
+      if (failure instanceof RateLimiterRes) throw failure;
+      link.countFailed(failure);
+      return memory.consume(tokenId);
+    }
   }
 
   return {
-    consumeNow,
-    /** Counts in Redis when it answers, else in this process's memory. */
     async consume(tokenId, policy) {
-      const counted = consumeNow(tokenId, policy);
-      if (counted !== undefined) return counted;
-      const { memory, redis } = limitersFor(policy);
       try {
-        return verdictOf(policy, true, await (redis as FencedRateLimiterRedis).consume(tokenId));
-      } catch (failure) {
-        if (failure instanceof RateLimiterRes) return verdictOf(policy, false, failure);
-        link?.countFailed(failure);
-        return memory.consume(tokenId);
+        return verdictOf(policy, true, await count(tokenId, policy));
+      } catch (refusal) {
+        if (refusal instanceof RateLimiterRes) return verdictOf(policy, false, refusal);
+        throw refusal;
       }
     },
     shared: () => link?.shared() ?? false,
