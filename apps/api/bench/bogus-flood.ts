@@ -20,7 +20,7 @@ import type { Measurement } from './measurement.js';
 import type { BenchOptions, Engine } from './options.js';
 import { createReadSet } from './read-set.js';
 import { describeMachine } from './report.js';
-import { issueToken, startService } from './service-process.js';
+import { issueToken, productionEnv, startService } from './service-process.js';
 
 /** Keep-alive connections of the authenticated reads: enough that a slow answer does not hold the rate. */
 const AUTHENTICATED_CONNECTIONS = 8;
@@ -206,16 +206,7 @@ async function floodRound(
 ): Promise<RoundResult> {
   const storage = await createBenchStorage(options.serverUrl, engine, { cleanups, progress, label: 'bench-flood' });
   try {
-    const env = {
-      ...options.childEnv,
-      ...storage.env,
-      NODE_ENV: 'production',
-      // Metrics measured and served on the API port, as the bench has always run them.
-      METRICS_ON_API_PORT: 'true',
-      ALLOW_EMBEDDED_DATABASE: 'true',
-      SHUTDOWN_TIMEOUT_MS: '5000',
-      ...limitEnv,
-    };
+    const env = productionEnv(options.childEnv, storage.env, limitEnv);
     const token = await issueToken(options.apiRoot, env, { name: 'bench', scopes: ['plants:read', 'plants:write'] });
     const service = await startService(options.apiRoot, env, logFile);
     const stopService = cleanups.add(`stop the ${engine} service`, () => service.stop());

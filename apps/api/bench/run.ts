@@ -55,7 +55,7 @@ import {
 } from './results-model.js';
 import { mergeRounds, summarizeEngines } from './rounds.js';
 import { runScaleBench } from './scale.js';
-import { issueToken, type ServiceProcess, startService } from './service-process.js';
+import { issueToken, productionEnv, type ServiceProcess, startService } from './service-process.js';
 import { checkServer } from './throwaway-postgres.js';
 
 const cleanups = new Cleanups();
@@ -236,19 +236,11 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
   const { options } = context;
   const storage = await createStorage(context, engine);
   try {
-    // What production runs: NODE_ENV=production, an access line per request (LOG_LEVEL's default,
-    // info) and metrics on.
-    const env: Record<string, string> = {
-      ...options.childEnv,
-      ...storage.env,
-      NODE_ENV: 'production',
-      // Metrics measured and served on the API port, as the bench has always run them.
-      METRICS_ON_API_PORT: 'true',
-      // The bench runs production settings on the embedded database too.
-      ALLOW_EMBEDDED_DATABASE: 'true',
-      SHUTDOWN_TIMEOUT_MS: '5000',
-      ...(options.servicePoolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.servicePoolSize) }),
-    };
+    const env = productionEnv(
+      options.childEnv,
+      storage.env,
+      options.servicePoolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.servicePoolSize) },
+    );
     // Before the service starts: the token command creates the schema, and PGlite allows one process.
     progress(`${engine}: issuing a token`);
     const token = await issueToken(options.apiRoot, env, { name: 'bench', scopes: ['plants:read', 'plants:write'] });

@@ -30,7 +30,7 @@ import { describeMachine } from './report.js';
 import { medianIndex } from './rounds.js';
 import { runPlanTest } from './scale-plans.js';
 import { formatScaleReport, SCALE_ROWS, type ScaleEngineResult, type ScaleRow } from './scale-report.js';
-import { issueToken, type ServiceProcess, startService } from './service-process.js';
+import { issueToken, productionEnv, type ServiceProcess, startService } from './service-process.js';
 import { measureBacklog } from './webhooks-measure.js';
 
 /** The size every row is compared with. */
@@ -121,16 +121,8 @@ async function benchEngine(
         progress,
         label: `scale-${size}`,
       });
-      const env: Record<string, string> = {
-        ...options.childEnv,
-        ...storage.env,
-        NODE_ENV: 'production',
-        METRICS_ON_API_PORT: 'true',
-        ALLOW_EMBEDDED_DATABASE: 'true',
-        SHUTDOWN_TIMEOUT_MS: '5000',
-        // The fan-out's receivers listen on this machine.
-        WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
-      };
+      // The fan-out's receivers listen on this machine.
+      const env = productionEnv(options.childEnv, storage.env, { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
       const token = await issueToken(options.apiRoot, env, {
         name: 'scale',
         scopes: ['plants:read', 'plants:write', 'webhooks:manage'],

@@ -78,6 +78,27 @@ function findFreePort(host: string): Promise<number> {
  * The rate limit of the bench's own tokens: the highest a token may have. Every request is still
  * counted (the limiter's cost is in the numbers), but a load never meets the default limit.
  */
+/**
+ * What production runs, as the bench starts the service: NODE_ENV=production, an access line per
+ * request (LOG_LEVEL's default, info) and metrics on (served on the API port, as the bench has
+ * always measured them), production settings on the embedded database too; `extra` over them.
+ */
+export function productionEnv(
+  childEnv: Readonly<Record<string, string>>,
+  storageEnv: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  return {
+    ...childEnv,
+    ...storageEnv,
+    NODE_ENV: 'production',
+    METRICS_ON_API_PORT: 'true',
+    ALLOW_EMBEDDED_DATABASE: 'true',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    ...extra,
+  };
+}
+
 export const BENCH_RATE_LIMIT = '1000000/1';
 
 /**
