@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import type { ListPlantsQuery, NewPlant, StoredPlant } from '@plant-store/schema';
+import type { ListPlantsQuery, NewPlant } from '@plant-store/schema';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { AuditActor, AuditEventPage } from './audit/audit-records.js';
@@ -302,6 +302,11 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       // ...and bounds each query on an open one (a dead server leaves sockets open that never
       // answer), a little later than the server's own cancel.
       query_timeout: STATEMENT_TIMEOUT_MS + 100,
+      // No JIT for the requests' statements: each reads or writes a few rows, but their generic
+      // plans (prepared, parameters unknown) are costed for a third of the table, so once it holds
+      // millions of plants a page's statement passed jit_above_cost and was compiled at every
+      // execution: 8 ms of the server's CPU for 0.1 ms of work (pages 0.14x at 10 million plants).
+      options: '-c jit=off',
     },
     { onConnectionEvent: options.onConnectionEvent },
   );

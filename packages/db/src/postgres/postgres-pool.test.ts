@@ -133,6 +133,26 @@ describe.skipIf(!testEngines().includes('postgres'))('createPostgresPool on Post
     expect(summary()).toEqual([`opened ${server.hostAndPort}`]);
   });
 
+  it('keeps the server options of the URL and adds the pool’s (one host and several)', async () => {
+    const settings = async (pool: pg.Pool) =>
+      (
+        await pool.query<{ jit: string; timezone: string }>(
+          "SELECT current_setting('jit') AS jit, current_setting('TimeZone') AS timezone",
+        )
+      ).rows[0];
+    const query = `?options=${encodeURIComponent('-c TimeZone=Asia/Tokyo')}`;
+    expect(await settings(open(server.hostAndPort, query, { options: '-c jit=off' }))).toEqual({
+      jit: 'off',
+      timezone: 'Asia/Tokyo',
+    });
+    expect(
+      await settings(
+        open(`${dead},${server.hostAndPort}`, `${query}&target_session_attrs=read-write`, { options: '-c jit=off' }),
+      ),
+    ).toEqual({ jit: 'off', timezone: 'Asia/Tokyo' });
+    expect((await settings(open(server.hostAndPort, '')))?.jit).toBe('on');
+  });
+
   it('falls back from TLS to plain with sslmode=prefer on a server without TLS, and fails with require', async () => {
     const prefer = open(server.hostAndPort, '?sslmode=prefer');
     await expect(prefer.query('SELECT 1')).resolves.toBeDefined();

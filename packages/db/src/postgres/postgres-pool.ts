@@ -72,6 +72,16 @@ export function createPostgresPool(
   return new FailoverPool(settings, chooser, options, onConnectionEvent ?? (() => {}));
 }
 
+/**
+ * The URL's settings with the pool's options over them; the server `options` (`-c name=value`) of
+ * both kept, the pool's last (they win where both set the same).
+ */
+function clientOptions(settings: PostgresConnectionSettings, options: PoolOptions): PoolOptions {
+  const fromUrl = (settings.client as { options?: string }).options;
+  const merged = [fromUrl, options.options].filter((part) => part !== undefined && part !== '').join(' ');
+  return { ...settings.client, ...options, ...(merged === '' ? {} : { options: merged }) };
+}
+
 /** One host, any session: node-postgres's pool as it is; only its events are reported. */
 function plainPool(
   settings: PostgresConnectionSettings,
@@ -80,7 +90,7 @@ function plainPool(
   options: PoolOptions,
   onEvent: PostgresPoolOptions['onConnectionEvent'],
 ): pg.Pool {
-  const pool = new pg.Pool({ ...settings.client, ...options, host: host.host, port: host.port, ssl });
+  const pool = new pg.Pool({ ...clientOptions(settings, options), host: host.host, port: host.port, ssl });
   pool.on('connect', (client) => failUnconfirmedCommits(client, describeHost(host)));
   if (onEvent) {
     const name = describeHost(host);
@@ -113,8 +123,7 @@ class FailoverPool extends pg.Pool {
     // The hooks run only once the pool exists; `this` cannot be named before super() returns.
     const self: { pool?: FailoverPool } = {};
     super({
-      ...settings.client,
-      ...options,
+      ...clientOptions(settings, options),
       // biome-ignore lint/suspicious/noExplicitAny: pg-pool calls `new Client(options)`; @types/pg types it without arguments.
       Client: targetClientClass(chooser, (target, error) => self.pool?.refused(target, 'failed', error)) as any,
       // Called by pg-pool with each new connection before it is handed out; a rejection closes it.
