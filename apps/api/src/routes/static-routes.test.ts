@@ -1,8 +1,13 @@
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
 import { createTestStorage, type TestStorage, testEngines, testToken } from '@plant-store/db/testing';
 import { SCOPES } from '@plant-store/schema';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { AppState } from '../http/app-state.js';
 import { failOnContractViolations } from '../test-support/checked-fetch.js';
 import { request, startTestService, type TestService } from '../test-support/test-service.js';
+import { routeRequests } from './static-routes.js';
 
 failOnContractViolations();
 
@@ -54,5 +59,31 @@ describe.each(testEngines())('routes without parameters, looked up by method and
     expect(response.status).toBe(status);
     expect(accessLine(requestId)).toMatchObject({ method, route, status });
     if (status === 405) expect(response.headers.get('allow')).toContain('GET');
+  });
+});
+
+describe('routeRequests on a router with middleware of its own', () => {
+  it('leaves to the router a path that router.use middleware also matches: the middleware runs', async () => {
+    const router = new Router<AppState>();
+    router.use('/guarded', async (ctx, next) => {
+      ctx.set('x-guard', 'ran');
+      await next();
+    });
+    router.get('/guarded', (ctx) => {
+      ctx.body = 'guarded';
+    });
+    router.get('/plain', (ctx) => {
+      ctx.body = 'plain';
+    });
+    const app = new Koa<AppState>();
+    app.use(routeRequests(router));
+    const server = app.listen(0, '127.0.0.1');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    await new Promise((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const guarded = await fetch(`${base}/guarded`);
+    expect([guarded.status, guarded.headers.get('x-guard'), await guarded.text()]).toEqual([200, 'ran', 'guarded']);
+    const plain = await fetch(`${base}/plain`);
+    expect([plain.status, plain.headers.get('x-guard'), await plain.text()]).toEqual([200, null, 'plain']);
   });
 });

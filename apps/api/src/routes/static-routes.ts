@@ -21,7 +21,7 @@ interface RoutedContext {
  * router: for every request @koa/router tests the path against every route's pattern, reads the
  * Host header (for host matching this service does not use), and builds and composes the matched
  * route's chain again (about 4% of the CPU of a 400 or a page, in a profile). A route goes into the
- * table only when the router itself, asked at startup, matches its path and method to it alone;
+ * table only when the router itself, asked at startup, matches its path (and method) to it alone;
  * everything else (HEAD, routes with parameters, unknown paths and methods) the router routes.
  * The context is left as the router leaves it: the route's pattern, no parameters, the match.
  */
@@ -37,7 +37,9 @@ export function routeRequests(router: Router<AppState>): Middleware<AppState> {
     for (const method of layer.methods) {
       if (method === 'HEAD') continue;
       const match = router.match(path, method);
-      if (match.pathAndMethod.length !== 1 || match.pathAndMethod[0] !== layer) continue;
+      // Only the route itself: no other route, and no `router.use` middleware, on that path (the
+      // table runs the route's own chain alone).
+      if (match.pathAndMethod.length !== 1 || match.pathAndMethod[0] !== layer || match.path.length !== 1) continue;
       const stack = layer.stack as Middleware<AppState>[];
       const run = stack.length === 1 ? (stack[0] as Middleware<AppState>) : compose(stack);
       let paths = table.get(method);
