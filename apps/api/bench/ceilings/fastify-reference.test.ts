@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestStorage, type TestStorage } from '@plant-store/db/testing';
+import { createTestStorage, type TestStorage, waitUntil } from '@plant-store/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpCeiling, startFastifyReference } from '../ceiling-process.js';
 
@@ -106,13 +106,16 @@ describe.skipIf(!HAS_POSTGRES)('the Fastify reference on PostgreSQL', () => {
     // A page lists the events of transactions older than every one still running on the server,
     // which other suites share: waited for, not assumed.
     let events: Array<{ cursor: string; type: string; data: { id: number; name: string } }> = [];
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-      const feed = await call('GET', '/events?limit=100');
-      expect(feed.response.status).toBe(200);
-      events = JSON.parse(feed.text);
-      if (events.some((event) => event.type === 'plant.updated')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitUntil(
+      async () => {
+        const feed = await call('GET', '/events?limit=100');
+        expect(feed.response.status).toBe(200);
+        events = JSON.parse(feed.text);
+        return events.some((event) => event.type === 'plant.updated');
+      },
+      50_000,
+      100,
+    );
     expect(events.filter((event) => event.data.id === 12).map((event) => [event.type, event.data.name])).toEqual([
       ['plant.created', 'Plant 12'],
       ['plant.updated', 'Renamed'],

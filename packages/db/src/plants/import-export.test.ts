@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_APPLICATION_NAME, type Database, openDatabase } from '../database.js';
 import { ImportRejectedError } from '../errors.js';
 import { parseCursor } from '../events/list-events.js';
-import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, waitUntil } from '../testing.js';
 import type { ImportLine } from './import-plants.js';
 
 /** The plants as an import's lines, numbered from 1. */
@@ -175,17 +175,18 @@ describe.each(testEngines())('import and export on %s', (engine) => {
       await client.connect();
       try {
         // The dropped export's session ends on the server: nothing of it is left running.
-        const deadline = Date.now() + 10_000;
-        for (;;) {
-          const { rows } = await client.query<{ busy: number }>(
-            `SELECT count(*)::int AS busy FROM pg_stat_activity
-             WHERE application_name = $1 AND datname = current_database() AND state <> 'idle'`,
-            [BULK_APPLICATION_NAME],
-          );
-          if (rows[0]?.busy === 0) break;
-          if (Date.now() > deadline) throw new Error(`${rows[0]?.busy} bulk sessions still busy`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await waitUntil(
+          async () => {
+            const { rows } = await client.query<{ busy: number }>(
+              `SELECT count(*)::int AS busy FROM pg_stat_activity
+               WHERE application_name = $1 AND datname = current_database() AND state <> 'idle'`,
+              [BULK_APPLICATION_NAME],
+            );
+            return rows[0]?.busy === 0;
+          },
+          10_000,
+          20,
+        );
       } finally {
         await client.end();
       }
@@ -210,17 +211,18 @@ describe.each(testEngines())('import and export on %s', (engine) => {
       const importing = db.importPlants(linesOf(plants), options);
       importing.catch(() => {});
       // The import's insert waits for the other transaction's row: then it commits.
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const { rows } = await other.query<{ waiting: number }>(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-           WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
-          [BULK_APPLICATION_NAME],
-        );
-        if (rows[0]?.waiting === 1) break;
-        if (Date.now() > deadline) throw new Error('the import never waited for the other transaction');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitUntil(
+        async () => {
+          const { rows } = await other.query<{ waiting: number }>(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+            [BULK_APPLICATION_NAME],
+          );
+          return rows[0]?.waiting === 1;
+        },
+        30_000,
+        20,
+      );
       await other.query('COMMIT');
       if (counts === undefined) {
         await expect(importing).rejects.toMatchObject({ line: 2, rule: 'stored-conflict' });

@@ -3,16 +3,9 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../errors.js';
 import { translateError } from '../prisma-errors.js';
-import { createTestStorage, type TestStorage, testEngines } from '../testing.js';
+import { createTestStorage, type TestStorage, testEngines, waitUntil } from '../testing.js';
 import { isHostLost } from './host-lost.js';
 import { type ConnectionEvent, createPostgresPool, NoQualifyingHostError } from './postgres-pool.js';
-
-/** Waits until `check` holds (polling every 5 ms), failing after 5 s. */
-async function waitUntil(check: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 5_000; !check(); await new Promise((resolve) => setTimeout(resolve, 5))) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-  }
-}
 
 /** A loopback port nothing listens on (connections are refused at once). */
 async function deadPort(): Promise<number> {
