@@ -1,6 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { Cleanups } from './entry-point.js';
 import type { Engine } from './options.js';
 import { createBenchDatabase } from './throwaway-postgres.js';
@@ -37,4 +38,25 @@ export async function createBenchStorage(
       await removeDir();
     },
   };
+}
+
+/** The storage's size on disk: PostgreSQL's `pg_database_size`, or the embedded database's folder (stopped). */
+export async function databaseBytes(storage: BenchStorage): Promise<number> {
+  if (storage.url !== undefined) {
+    const client = new pg.Client({ connectionString: storage.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ size: string }>(
+        'SELECT pg_database_size(current_database())::text AS size',
+      );
+      return Number(rows[0]?.size ?? 0);
+    } finally {
+      await client.end();
+    }
+  }
+  let total = 0;
+  for (const entry of await readdir(storage.dataDir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
 }

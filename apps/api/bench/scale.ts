@@ -12,19 +12,18 @@
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { benchPlant, invalidPlantJson, plantJson } from './bench-plants.js';
-import { type BenchStorage, createBenchStorage } from './bench-storage.js';
+import { type BenchStorage, createBenchStorage, databaseBytes } from './bench-storage.js';
 import { BUDGET_CONCURRENCY } from './budget.js';
 import { startHttpCeiling } from './ceiling-process.js';
 import { type Cleanups, gitCommit } from './entry-point.js';
 import { type BenchRequest, measureHttp } from './http-load.js';
 import type { BenchOptions, Engine } from './options.js';
+import { postNdjson } from './post-ndjson.js';
 import { sampleRss } from './process-memory.js';
 import { describeMachine } from './report.js';
 import { medianIndex } from './rounds.js';
@@ -231,9 +230,7 @@ async function benchEngine(
 }
 
 /**
- * Imports `file` through the service, in parts of `partLines` lines (each part one import). Sent
- * with node:http, not fetch: fetch gives up on an answer that takes more than 5 minutes to begin
- * (undici's headers timeout), and a 10-million-plant import's statement takes about that long.
+ * Imports `file` through the service, in parts of `partLines` lines (each part one import).
  */
 async function importPlants(entry: Sized, file: string, partLines: number): Promise<void> {
   const rss = sampleRss(entry.service.pid);
@@ -249,26 +246,6 @@ async function importPlants(entry: Sized, file: string, partLines: number): Prom
   }
   entry.importSeconds = (performance.now() - started) / 1_000;
   entry.importPeakRss = await rss.stop();
-}
-
-function postNdjson(url: string, token: string, body: Readable): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson' },
-    });
-    request.on('response', (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    pipeline(body, request).catch(reject);
-  });
 }
 
 function rowRequest(row: ScaleRow, plants: number, nextId: () => bigint): () => BenchRequest {
@@ -323,24 +300,4 @@ async function settle(storage: BenchStorage): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-async function databaseBytes(storage: BenchStorage): Promise<number> {
-  if (storage.url !== undefined) {
-    const client = new pg.Client({ connectionString: storage.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ size: string }>(
-        'SELECT pg_database_size(current_database())::text AS size',
-      );
-      return Number(rows[0]?.size ?? 0);
-    } finally {
-      await client.end();
-    }
-  }
-  let total = 0;
-  for (const entry of await readdir(storage.dataDir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
-  }
-  return total;
 }

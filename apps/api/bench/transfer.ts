@@ -9,17 +9,18 @@
  * bench/results/transfer.json.
  */
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { createBenchStorage } from './bench-storage.js';
+import { createBenchStorage, databaseBytes } from './bench-storage.js';
 import { Cleanups, gitCommit, runBench } from './entry-point.js';
 import { measureHttp } from './http-load.js';
 import { ENGINES, type Engine } from './options.js';
+import { postNdjson } from './post-ndjson.js';
 import { sampleRss } from './process-memory.js';
 import { issueToken, startService } from './service-process.js';
 
@@ -121,13 +122,8 @@ async function benchEngine(
     const importRss = sampleRss(service.pid);
     const importStarted = performance.now();
     const during = crossTraffic();
-    const imported = await fetch(`${service.url}/plants/import`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${importer}`, 'content-type': 'application/x-ndjson' },
-      body: (await openAsBlob(file)).stream(),
-      duplex: 'half',
-    } as RequestInit);
-    const importAnswer = await imported.text();
+    const imported = await postNdjson(`${service.url}/plants/import`, importer, createReadStream(file));
+    const importAnswer = imported.text;
     const importSeconds = (performance.now() - importStarted) / 1_000;
     const crossDuring = await during;
     if (imported.status !== 200) throw new Error(`the import answered ${imported.status}: ${importAnswer}`);
@@ -157,16 +153,10 @@ async function benchEngine(
     };
     if (engine === 'postgres' && storage.url !== undefined) {
       Object.assign(result, await rawCopies(storage.url, copyFile));
-      const client = new pg.Client({ connectionString: storage.url });
-      await client.connect();
-      const { rows } = await client.query<{ size: string }>(
-        'SELECT pg_database_size(current_database())::text AS size',
-      );
-      await client.end();
-      result.databaseBytes = Number(rows[0]?.size ?? 0);
+      result.databaseBytes = await databaseBytes(storage);
     } else {
       await service.stop();
-      result.databaseBytes = await folderBytes(storage.dataDir);
+      result.databaseBytes = await databaseBytes(storage);
       progress(`${engine}: opening the embedded database with ${plants} plants`);
       const opening = performance.now();
       service = await startService(API_ROOT, env, logFile);
@@ -230,15 +220,6 @@ async function writePlants(file: string, copyFile: string, count: number): Promi
     if (!copy.write(`${text.join('\n')}\n`)) await once(copy, 'drain');
   }
   await Promise.all([new Promise((resolve) => ndjson.end(resolve)), new Promise((resolve) => copy.end(resolve))]);
-}
-
-async function folderBytes(folder: string): Promise<number> {
-  const { readdir } = await import('node:fs/promises');
-  let total = 0;
-  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
-  }
-  return total;
 }
 
 function formatResults(results: readonly EngineResult[]): string {
