@@ -121,7 +121,7 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
     await waitUntil(async () => {
       const events = await request(service.url, `/events?after=${after}`, { token: reader });
       return (events.body as unknown[]).length === 3;
-    });
+    }, 30_000);
     const audit = await service.db.listAuditEvents({ limit: 100, team: 'default' });
     expect(audit.events.map((event) => [event.action, event.actor.name, event.details])).toContainEqual([
       'plants.imported',
@@ -261,7 +261,7 @@ describe.each(testEngines())('POST /plants/import and GET /plants/export on %s',
       await waitUntil(async () => {
         const feed = await request(service.url, `/events?after=${cursor}`, { token: reader });
         return (feed.body as Array<{ data: { id: bigint } }>).some((event) => event.data.id === 799_999n);
-      }, 10_000);
+      }, 30_000);
       expect((await bulkSession())?.transaction).toBe(false);
       sent.end();
       const response = await answer;
