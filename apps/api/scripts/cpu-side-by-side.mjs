@@ -6,7 +6,10 @@
  * alternating), so that both share the machine's swings. CPU is utime + stime from
  * /proc/PID/stat over the requests answered. Scenarios: `invalid` (POST /plants, an empty name:
  * 400), `unauth` (GET /plants?limit=20 with an unknown token: 401), `page` and `page-tag` (a page
- * of 20 after a random plant of a 10,000-plant read set, with a tag or not). Failed-authentication
+ * of 20 after a random plant of a 10,000-plant read set, with a tag or not), `feed` (a page of 100
+ * events from a random place of the first 9,000). A build named `fastify` is the bench's Fastify
+ * reference (bench/ceilings/fastify-reference.ts) on the same database; `koa`, the bench's minimal
+ * Koa reference (bench/ceilings/koa-reference.ts: no authentication, PostgreSQL only). Failed-authentication
  * limits are set high (AUTH_FAILURE_LIMIT=1000000/1) so that the 401 path stays a 401, counted.
  * `--prof DIR` runs the builds with --cpu-prof; `--gc` with --trace-gc (in /tmp/cut400/BUILD-ENGINE.log;
  * each build's stderr, its access lines, in BUILD-ENGINE.err).
@@ -72,7 +75,7 @@ for (const [i, b] of builds.entries()) {
   const out = execFileSync(
     NODE,
     [
-      `${API}/${b}/index.js`,
+      `${API}/${b === 'fastify' || b === 'koa' ? 'dist' : b}/index.js`,
       'token',
       'create',
       '--name',
@@ -88,7 +91,30 @@ for (const [i, b] of builds.entries()) {
   ).toString();
   tokens.push(out.trim().split('\n').at(-1).trim());
 }
+/** The bench's hand-tuned Fastify reference (bench/ceilings/fastify-reference.ts) as a build named `fastify`. */
+async function startFastify(i, b) {
+  const flags = o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}/${b}`] : [];
+  const url = `postgres://postgres@127.0.0.1:5432/${DB}`;
+  const args =
+    b === 'koa'
+      ? ['--url', url]
+      : o.engine === 'pg'
+        ? ['--engine', 'postgres', '--url', url]
+        : ['--engine', 'pglite', '--data-dir', envFor(i).DATA_DIR];
+  const script = b === 'koa' ? 'koa-reference.ts' : 'fastify-reference.ts';
+  const child = spawn(NODE, [...flags, '--import', 'tsx', `${API}/bench/ceilings/${script}`, ...args], {
+    cwd: API,
+    env: { ...baseEnv, REFERENCE_TOKEN: tokens[i] },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const port = await new Promise((resolve, reject) => {
+    child.on('message', (m) => m?.type === 'ready' && resolve(m.port));
+    child.on('exit', () => reject(new Error(`${b} exited`)));
+  });
+  return { b, url: `http://127.0.0.1:${port}`, child, token: tokens[i] };
+}
 async function start(i, b) {
+  if (b === 'fastify' || b === 'koa') return startFastify(i, b);
   // Below the kernel's ephemeral range (32768-60999): no outgoing connection can hold the port.
   const port = 21000 + i + (o.engine === 'pg' ? 0 : 10);
   const flags = ['--max-semi-space-size=16', '--max-old-space-size=192'];
@@ -137,6 +163,20 @@ async function seed(s) {
 }
 for (const s of o.engine === 'pg' ? svcs.slice(0, 1) : svcs) await seed(s);
 const rid = () => BASE + BigInt(Math.floor(Math.random() * 10000));
+/** Cursors spread over the feed (every 100th event of the first 9,000), for the `feed` scenario. */
+const cursors = [];
+if (o.scenarios.includes('feed')) {
+  const s = svcs[0];
+  let after = '';
+  while (cursors.length < 90) {
+    const r = await fetch(`${s.url}/events?limit=100${after}`, { headers: { authorization: `Bearer ${s.token}` } });
+    const page = await r.json();
+    if (page.length < 100) break;
+    cursors.push(page[0].cursor);
+    after = `&after=${page.at(-1).cursor}`;
+  }
+  log(`${cursors.length} feed cursors`);
+}
 let idn = 1n;
 const BAD = `pst_${'x'.repeat(43)}`;
 function requestsFor(scn, s) {
@@ -173,6 +213,16 @@ function requestsFor(scn, s) {
         },
         expect: 200,
       };
+    case 'feed':
+      return {
+        method: 'GET',
+        headers: auth,
+        setup: (r) => {
+          r.path = `/events?limit=100&after=${cursors[Math.floor(Math.random() * cursors.length)]}`;
+          return r;
+        },
+        expect: 200,
+      };
     case 'page-tag':
       return {
         method: 'GET',
@@ -188,7 +238,7 @@ function requestsFor(scn, s) {
 function cpuTicks(pid) {
   const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
+  return { user: Number(f[11]), system: Number(f[12]) };
 }
 function load(s, scn, seconds) {
   const q = requestsFor(scn, s);
@@ -215,12 +265,13 @@ for (const scn of o.scenarios.split(',')) {
       const t1 = cpuTicks(s.child.pid);
       const codes = res.statusCodeStats ?? {};
       const good = codes[expect]?.count ?? 0;
-      const us = ((t1 - t0) * 10000) / res.requests.total;
+      const us = ((t1.user + t1.system - t0.user - t0.system) * 10000) / res.requests.total;
+      const sys = ((t1.system - t0.system) * 10000) / res.requests.total;
       results[scn] = results[scn] ?? {};
       results[scn][s.b] = results[scn][s.b] ?? [];
       results[scn][s.b].push({ us, rate: res.requests.average, total: res.requests.total, good });
       log(
-        `${scn} r${r} ${s.b}: ${Math.round(res.requests.total / Number(o.seconds))}/s ${us.toFixed(1)} us/req, ${good}/${res.requests.total} ${expect} ${JSON.stringify(Object.keys(codes))}`,
+        `${scn} r${r} ${s.b}: ${Math.round(res.requests.total / Number(o.seconds))}/s ${us.toFixed(1)} us/req (${sys.toFixed(1)} in the kernel), ${good}/${res.requests.total} ${expect} ${JSON.stringify(Object.keys(codes))}`,
       );
     }
   }

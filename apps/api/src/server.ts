@@ -110,6 +110,7 @@ async function startServing(
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    feedPageCacheBytes: config.feedPageCacheBytes,
     migrate: config.migrateOnStart,
     ...(options.onDataDirLockLost ? { onLockLost: options.onDataDirLockLost } : {}),
     ...(metrics ? { observe: metrics.observeDatabaseCall } : {}),

@@ -8,6 +8,7 @@ import type { AuditActor, AuditEventPage } from './audit/audit-records.js';
 import { deleteOldAuditEvents, type ListAuditEventsQuery, listAuditEvents } from './audit/list-audit-events.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { DatabaseUnavailableError, type DataDirLockedError, MigrationsPendingError } from './errors.js';
+import { createFeedPageCache } from './events/feed-page-cache.js';
 import { currentEventCursor, type EventPage, type ListEventsQuery, listEvents } from './events/list-events.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations, type MigrationTarget, pendingMigrations } from './migrate.js';
@@ -143,6 +144,11 @@ export interface DatabaseOptions {
    * host can no longer serve them, and the primary moving to another host (see ConnectionEvent).
    */
   readonly onConnectionEvent?: (event: ConnectionEvent) => void;
+  /**
+   * Full pages of the event feed kept in memory, in bytes (see createFeedPageCache); 0 keeps none.
+   * Default DEFAULT_FEED_PAGE_CACHE_BYTES.
+   */
+  readonly feedPageCacheBytes?: number;
 }
 
 /** What a create knows besides the plant: its request's traceparent, and the team creating it. */
@@ -455,6 +461,13 @@ const TOKEN_UNKNOWN_TTL_MS = 5_000;
 const TOKEN_MAX_UNKNOWN_ENTRIES = 10_000;
 /** How often `last_used_at` stamps are written by default: the precision of a token's lastUsedAt. */
 const TOKEN_USE_FLUSH_MS = 60_000;
+/** Full pages of the event feed kept in memory by default (see createFeedPageCache). */
+export const DEFAULT_FEED_PAGE_CACHE_BYTES = 16 * 1024 * 1024;
+/**
+ * How old the feed's horizon a cached page is checked against may be: a cursor another replica's
+ * retention has just passed is answered its (complete) page for up to this long, then 410.
+ */
+const FEED_HORIZON_MAX_AGE_MS = 1_000;
 
 /**
  * The repository over open connections, once every active token is loaded (see
@@ -497,6 +510,14 @@ async function createDatabase(
   const lookUpToken = observed(DATABASE_OPERATIONS.authenticateToken, { observe, trace }, (token: string) =>
     authenticateToken(sql, token),
   );
+  // Timed and traced inside the cache: the metric and the spans show the database's reads, not the cache's answers.
+  const feed = createFeedPageCache(sql, {
+    maxBytes: options.feedPageCacheBytes ?? DEFAULT_FEED_PAGE_CACHE_BYTES,
+    horizonMaxAgeMs: FEED_HORIZON_MAX_AGE_MS,
+    readPage: observed(DATABASE_OPERATIONS.listEvents, { observe, trace }, (query: ListEventsQuery) =>
+      listEvents(sql, query),
+    ),
+  });
   const tokens = createTokenDirectory(
     { listActive: () => listActiveTokens(sql), lookUp: lookUpToken },
     {
@@ -536,7 +557,7 @@ async function createDatabase(
       if (result.outcome === 'deleted' && result.events > 0) onWebhookEvents?.();
       return result;
     },
-    listEvents: (query) => listEvents(sql, query),
+    listEvents: (query) => feed.listEvents(query),
     currentEventCursor: () => currentEventCursor(sql),
     async issueToken(issue) {
       const issued = await issueToken(prisma, issue);
@@ -572,7 +593,11 @@ async function createDatabase(
     claimDeliveries: (options) => claimDeliveries(sql, options),
     recordAttempt: (claim, outcome) => attempts.record(claim, outcome),
     releaseClaim: (claim) => releaseClaim(sql, claim),
-    deleteOldWebhookData: (options) => deleteOldWebhookData(sql, options),
+    async deleteOldWebhookData(retention) {
+      const result = await deleteOldWebhookData(sql, retention);
+      if (result.events > 0) feed.horizonMoved();
+      return result;
+    },
     async ping() {
       let readOnly: boolean | undefined;
       try {
@@ -596,7 +621,10 @@ async function createDatabase(
   };
 }
 
-/** The same database, each data call timed for `observe` and bracketed by `trace`. */
+/**
+ * The same database, each data call timed for `observe` and bracketed by `trace` (a token lookup
+ * and a page of the feed are timed inside, where they reach the database: see createDatabase).
+ */
 function observeCalls(db: Database, instruments: CallInstruments): Database {
   if (!instruments.observe && !instruments.trace) return db;
   const ops = DATABASE_OPERATIONS;
@@ -605,7 +633,6 @@ function observeCalls(db: Database, instruments: CallInstruments): Database {
     createPlant: observed(ops.createPlant, instruments, db.createPlant),
     findPlant: observed(ops.findPlant, instruments, db.findPlant),
     updatePlant: observed(ops.updatePlant, instruments, db.updatePlant),
-    listEvents: observed(ops.listEvents, instruments, db.listEvents),
     currentEventCursor: observed(ops.currentEventCursor, instruments, db.currentEventCursor),
     listPlants: observed(ops.listPlants, instruments, db.listPlants),
     deletePlant: observed(ops.deletePlant, instruments, db.deletePlant),
