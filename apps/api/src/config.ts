@@ -77,7 +77,7 @@ const EnvSchema = v.object({
   DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('DATA_DIR must not be empty')), DEFAULT_DATA_DIR),
   BODY_LIMIT_BYTES: v.optional(integerVariable('BODY_LIMIT_BYTES', 1, 16 * 1024 * 1024), '65536'),
   DATABASE_POOL_SIZE: v.optional(integerVariable('DATABASE_POOL_SIZE', 1, 1000), '16'),
-  FEED_PAGE_CACHE_MB: v.optional(integerVariable('FEED_PAGE_CACHE_MB', 0, 4096), '16'),
+  FEED_PAGE_CACHE_MB: v.optional(integerVariable('FEED_PAGE_CACHE_MB', 0, 4096), '32'),
   SHUTDOWN_TIMEOUT_MS: v.optional(integerVariable('SHUTDOWN_TIMEOUT_MS', 0, 600_000), '10000'),
   // Connections (see docs/configuration.md#connections): a cap well below a typical 65,536
   // descriptor limit, and timeouts that close what a client leaves half-sent or idle.

@@ -462,7 +462,7 @@ const TOKEN_MAX_UNKNOWN_ENTRIES = 10_000;
 /** How often `last_used_at` stamps are written by default: the precision of a token's lastUsedAt. */
 const TOKEN_USE_FLUSH_MS = 60_000;
 /** Full pages of the event feed kept in memory by default (see createFeedPageCache). */
-export const DEFAULT_FEED_PAGE_CACHE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_FEED_PAGE_CACHE_BYTES = 32 * 1024 * 1024;
 /**
  * How old the feed's horizon a cached page is checked against may be: a cursor another replica's
  * retention has just passed is answered its (complete) page for up to this long, then 410.

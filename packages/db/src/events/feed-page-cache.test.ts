@@ -149,3 +149,31 @@ describe.each(testEngines())('the feed page cache on %s', (engine) => {
     expect(reads).toHaveLength(before);
   });
 });
+
+describe('the feed page cache, counting bytes', () => {
+  it('counts a page of Latin-1 text at a byte a character, any other at two', async () => {
+    const cache = createFeedPageCache(
+      {
+        query: () => Promise.resolve({ rows: [{ txid: '0', seq: '0' }] as never[] }),
+      },
+      {
+        maxBytes: 1 << 20,
+        horizonMaxAgeMs: 1_000,
+        readPage: async ({ after }) => ({
+          expired: false,
+          // 10,000 characters either way.
+          json: after?.seq === 1n ? 'é'.repeat(10_000) : 'ñ'.repeat(9_998) + '🌿',
+          lastCursor: undefined,
+          hasMore: true,
+        }),
+      },
+    );
+    await cache.listEvents({ limit: 1, after: { txid: 1n, seq: 1n } });
+    const latin1 = cache.size().bytes;
+    await cache.listEvents({ limit: 1, after: { txid: 1n, seq: 2n } });
+    const other = cache.size().bytes - latin1;
+    expect(latin1).toBeGreaterThanOrEqual(10_000);
+    expect(latin1).toBeLessThan(11_000);
+    expect(other - latin1).toBe(10_000);
+  });
+});

@@ -25,7 +25,7 @@ export interface FeedPageCache {
   listEvents(query: ListEventsQuery): Promise<EventPage>;
   /** This process's retention moved the horizon: read it again before the next hit. */
   horizonMoved(): void;
-  /** Pages held, and their size in bytes (UTF-16, as held). */
+  /** Pages held, and their size in bytes (as V8 holds their text: see bytesOf). */
   size(): { readonly pages: number; readonly bytes: number };
 }
 
@@ -49,9 +49,13 @@ interface Held {
   readonly bytes: number;
 }
 
-/** Bytes a page is counted as: its JSON and last cursor as held (UTF-16), and the entry around them. */
+/** Any character beyond Latin-1: V8 holds such a string at two bytes a character, else at one. */
+const TWO_BYTE = /[^\u0000-\u00ff]/;
+
+/** Bytes a page is counted as: its JSON as V8 holds it, its last cursor and key, and the entry around them. */
 function bytesOf(page: EventPage & { readonly expired: false }, key: string): number {
-  return 2 * (page.json.length + (page.lastCursor?.length ?? 0) + key.length) + 256;
+  const json = page.json.length * (TWO_BYTE.test(page.json) ? 2 : 1);
+  return json + (page.lastCursor?.length ?? 0) + key.length + 256;
 }
 
 function notBefore(cursor: FeedCursor, horizon: FeedCursor): boolean {
