@@ -162,7 +162,7 @@ describe('the feed page cache, counting bytes', () => {
         readPage: async ({ after }) => ({
           expired: false,
           // 10,000 characters either way.
-          json: after?.seq === 1n ? 'é'.repeat(10_000) : 'ñ'.repeat(9_998) + '🌿',
+          json: after?.seq === 1n ? 'é'.repeat(10_000) : `${'ñ'.repeat(9_998)}🌿`,
           lastCursor: undefined,
           hasMore: true,
         }),
