@@ -517,6 +517,7 @@ async function createDatabase(
     readPage: observed(DATABASE_OPERATIONS.listEvents, { observe, trace }, (query: ListEventsQuery) =>
       listEvents(sql, query),
     ),
+    observeHorizonRead: (read) => observed(DATABASE_OPERATIONS.readFeedHorizon, { observe, trace }, read)(),
   });
   const tokens = createTokenDirectory(
     { listActive: () => listActiveTokens(sql), lookUp: lookUpToken },

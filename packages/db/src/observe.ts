@@ -41,6 +41,7 @@ export const DATABASE_OPERATIONS = {
   updatePlant: { name: 'updatePlant', statement: 'UPDATE', table: 'plants' },
   listEvents: { name: 'listEvents', statement: 'SELECT', table: 'webhook_events' },
   currentEventCursor: { name: 'currentEventCursor', statement: 'SELECT' },
+  readFeedHorizon: { name: 'readFeedHorizon', statement: 'SELECT', table: 'event_feed_horizon' },
   listPlants: { name: 'listPlants', statement: 'SELECT', table: 'plants' },
   deletePlant: { name: 'deletePlant', statement: 'DELETE', table: 'plants' },
   authenticateToken: { name: 'authenticateToken', statement: 'SELECT', table: 'api_tokens' },

@@ -177,3 +177,43 @@ describe('the feed page cache, counting bytes', () => {
     expect(other - latin1).toBe(10_000);
   });
 });
+
+describe('the feed page cache, evicting', () => {
+  it('does not put back a page evicted while a hit read the horizon', async () => {
+    let clock = 0;
+    const horizonReads: Array<() => void> = [];
+    const cache = createFeedPageCache(
+      {
+        // The horizon's read waits until the test lets it answer.
+        query: () =>
+          new Promise((resolve) => horizonReads.push(() => resolve({ rows: [{ txid: '0', seq: '0' }] as never[] }))),
+      },
+      {
+        // Two pages of 1,000 characters, not three.
+        maxBytes: 2 * 1_300,
+        horizonMaxAgeMs: 1_000,
+        now: () => clock,
+        readPage: async () => ({ expired: false, json: 'x'.repeat(1_000), lastCursor: undefined, hasMore: true }),
+      },
+    );
+    const at = (seq: bigint) => ({ limit: 1, after: { txid: 1n, seq } });
+    await cache.listEvents(at(1n));
+    // The first hit reads the horizon.
+    const firstHit = cache.listEvents(at(1n));
+    await waitUntil(() => horizonReads.length === 1);
+    horizonReads[0]?.();
+    await firstHit;
+    // A second later, a hit reads it again; meanwhile two other pages push the first one out.
+    clock = 2_000;
+    const hit = cache.listEvents(at(1n));
+    await waitUntil(() => horizonReads.length === 2);
+    await cache.listEvents(at(2n));
+    await cache.listEvents(at(3n));
+    horizonReads[1]?.();
+    expect(await hit).toMatchObject({ expired: false, hasMore: true });
+    const { pages, bytes } = cache.size();
+    expect(pages).toBe(2);
+    expect(bytes).toBeLessThanOrEqual(2 * 1_300);
+    expect(bytes).toBeGreaterThan(2_000);
+  });
+});

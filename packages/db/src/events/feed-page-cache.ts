@@ -36,6 +36,8 @@ export interface FeedPageCacheOptions {
   readonly horizonMaxAgeMs: number;
   /** The database read of a page (list-events.ts's listEvents, timed and traced). */
   readonly readPage: (query: ListEventsQuery) => Promise<EventPage>;
+  /** Wraps the horizon's read (to time and trace it); default: as it is. */
+  readonly observeHorizonRead?: <T>(read: () => Promise<T>) => Promise<T>;
   /** Default Date.now (tests pass a clock). */
   readonly now?: () => number;
 }
@@ -63,7 +65,7 @@ function notBefore(cursor: FeedCursor, horizon: FeedCursor): boolean {
 }
 
 export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOptions): FeedPageCache {
-  const { maxBytes, horizonMaxAgeMs, readPage, now = Date.now } = options;
+  const { maxBytes, horizonMaxAgeMs, readPage, now = Date.now, observeHorizonRead = (read) => read() } = options;
   // A Map keeps insertion order: a hit is put back at the end, so the first key is the least recently used.
   const pages = new Map<string, Held>();
   const reading = new Map<string, Promise<EventPage>>();
@@ -77,7 +79,7 @@ export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOption
     const startedAt = now();
     const startedIn = generation;
     try {
-      const { rows } = await sql.query<{ txid: string; seq: string }>(FEED_HORIZON_SQL, []);
+      const { rows } = await observeHorizonRead(() => sql.query<{ txid: string; seq: string }>(FEED_HORIZON_SQL, []));
       const [row] = rows;
       const cursor = row === undefined ? { txid: 0n, seq: 0n } : { txid: BigInt(row.txid), seq: BigInt(row.seq) };
       // As of when the read began: a retention that committed meanwhile is caught by the next read.
@@ -132,9 +134,11 @@ export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOption
       const held = pages.get(key);
       if (held !== undefined) {
         if (notBefore(held.after, await currentHorizon())) {
-          // Most recently used now.
-          pages.delete(key);
-          pages.set(key, held);
+          // Most recently used now, unless evicted while the horizon was read (its bytes are gone).
+          if (pages.get(key) === held) {
+            pages.delete(key);
+            pages.set(key, held);
+          }
           return held.page;
         }
         // Retention has passed it: the database says expired.
