@@ -52,7 +52,7 @@ interface Held {
 }
 
 /** Any character beyond Latin-1: V8 holds such a string at two bytes a character, else at one. */
-const TWO_BYTE = /[^\u0000-\u00ff]/;
+const TWO_BYTE = /[\u0100-\uffff]/;
 
 /** Bytes a page is counted as: its JSON as V8 holds it, its last cursor and key, and the entry around them. */
 function bytesOf(page: EventPage & { readonly expired: false }, key: string): number {
