@@ -54,6 +54,7 @@ export function createLoad(source: LoadSource, url: string, token: string, scena
     // A create a made-up token sends: refused before its body is read.
     'bad-token': create,
     'fastify-bad-token': create,
+    'reference-bad-token': create,
     get,
     'get-no-access-log': get,
     'reference-get': get,
@@ -66,7 +67,7 @@ export function createLoad(source: LoadSource, url: string, token: string, scena
     'fastify-feed': feed,
   };
   const nextRequest = requests[scenario];
-  if (scenario === 'bad-token' || scenario === 'fastify-bad-token') {
+  if (scenario === 'bad-token' || scenario === 'fastify-bad-token' || scenario === 'reference-bad-token') {
     return { url, token: MADE_UP_TOKEN, nextRequest, expectedStatus: 401 };
   }
   return { url, token, nextRequest, expectedStatus: nextRequest === invalidBody ? 400 : 200 };

@@ -42,13 +42,16 @@ export function startHttpCeiling(options: CeilingOptions): Promise<HttpCeiling> 
  * The reference (see ceilings/koa-reference.ts): the fixed stack alone, one statement a request,
  * on the PostgreSQL database at `url` with a pool of `poolSize` connections; listening.
  */
-export function startKoaReference(url: string, poolSize: number, options: CeilingOptions): Promise<HttpCeiling> {
-  return startHttpServer(
-    'koa-reference.ts',
-    ['--url', url, '--pool-size', String(poolSize)],
-    'the Koa reference',
-    options,
-  );
+export function startKoaReference(
+  url: string,
+  poolSize: number,
+  token: string,
+  options: CeilingOptions,
+): Promise<HttpCeiling> {
+  return startHttpServer('koa-reference.ts', ['--url', url, '--pool-size', String(poolSize)], 'the Koa reference', {
+    ...options,
+    env: { ...options.env, REFERENCE_TOKEN: token },
+  });
 }
 
 /** Where the Fastify reference's database is: the one the service used on this engine. */

@@ -2,12 +2,21 @@
  * The service beside the hand-tuned Fastify reference (issue 33): per compared row and engine, at
  * the budget concurrency, both rates (median rounds), the ratio service/reference, both CPU times
  * per request, and the reference's rate over the bare node:http server's (within 10% of it, the
- * load generator is the limit, and the ratio to bare node:http says more than the one to Fastify).
+ * load generator is the limit, and the ratio to bare node:http says more than the one to Fastify),
+ * and where the minimal Koa reference answers the same request (PostgreSQL: creates, reads, the 400
+ * and 401 paths), its rate over the Fastify reference's: what the fixed stack alone reaches.
  */
 import { BUDGET_CONCURRENCY } from './budget.js';
 import { type Column, formatColumns, formatRate } from './figures.js';
 import type { Engine } from './options.js';
-import { FASTIFY_COMPARED, type FastifyCompared, fastifyTwin, findPoint, scenarioLabel } from './results-model.js';
+import {
+  FASTIFY_COMPARED,
+  type FastifyCompared,
+  fastifyTwin,
+  findPoint,
+  type ReferenceScenario,
+  scenarioLabel,
+} from './results-model.js';
 import type { PointOverRounds } from './rounds.js';
 
 export interface FastifyComparison {
@@ -30,7 +39,17 @@ export interface FastifyComparison {
   readonly referenceToHttp: number | null;
   /** The service's req/s over the bare node:http server's; null when that was not measured. */
   readonly serviceToHttp: number | null;
+  /** The minimal Koa reference's req/s over the Fastify reference's; null where it was not measured. */
+  readonly minimalKoaRatio: number | null;
 }
+
+/** The minimal Koa reference's twin of a compared row, where it has one. */
+const KOA_TWIN: Partial<Record<FastifyCompared, ReferenceScenario>> = {
+  create: 'reference-create',
+  get: 'reference-get',
+  'invalid-body': 'reference-invalid-body',
+  'bad-token': 'reference-bad-token',
+};
 
 /** Rows in the order the issue lists them: creates, reads, pages, the 400 and 401 paths, PATCH, the feed. */
 export function compareWithFastify(points: readonly PointOverRounds[]): FastifyComparison[] {
@@ -43,6 +62,8 @@ export function compareWithFastify(points: readonly PointOverRounds[]): FastifyC
       if (service === undefined || reference === undefined) return [];
       const servicePerSecond = service.measurement.perSecond;
       const referencePerSecond = reference.measurement.perSecond;
+      const koaTwin = KOA_TWIN[scenario];
+      const koa = koaTwin === undefined ? undefined : findPoint(points, koaTwin, engine, c);
       return [
         {
           engine,
@@ -59,6 +80,7 @@ export function compareWithFastify(points: readonly PointOverRounds[]): FastifyC
           referenceCpuMicros: reference.cpuMicrosPerRequest,
           referenceToHttp: http === undefined ? null : referencePerSecond / http,
           serviceToHttp: http === undefined ? null : servicePerSecond / http,
+          minimalKoaRatio: koa === undefined ? null : koa.measurement.perSecond / referencePerSecond,
         },
       ];
     }),
@@ -73,6 +95,7 @@ const COLUMNS: readonly Column[] = [
   ['per round', 'right'],
   ['CPU us/req service / Fastify', 'right'],
   ['x http service / Fastify', 'right'],
+  ['minimal Koa/Fastify', 'right'],
 ];
 
 /** The comparison as a table with its heading and the bare node:http rate, for the summary; none when not measured. */
@@ -90,6 +113,7 @@ export function formatFastifyComparison(rows: readonly FastifyComparison[], http
       row.roundRatios.length < 2 ? '' : row.roundRatios.map((ratio) => ratio.toFixed(2)).join(' '),
       `${micros(row.serviceCpuMicros)} / ${micros(row.referenceCpuMicros)}`,
       `${ratio(row.serviceToHttp)} / ${ratio(row.referenceToHttp)}${(row.referenceToHttp ?? 0) >= 0.9 ? ' (load generator bound)' : ''}`,
+      ratio(row.minimalKoaRatio),
     ]),
     (index) => index > 0 && rows[index]?.engine !== rows[index - 1]?.engine,
   );

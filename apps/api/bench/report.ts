@@ -203,7 +203,7 @@ export function toJsonReport(
       service:
         'node dist/index.js, NODE_ENV=production, access lines at LOG_LEVEL info (the default), metrics on; the "no access log" rows: LOG_LEVEL=warn',
       reference:
-        'the reference-* scenarios (PostgreSQL, budget concurrency): bench/ceilings/koa-reference.ts, Koa with @koa/router, koa-bodyparser and pg (pool as the raw driver ceilings), one statement a request; no authentication, rate limit, access line, metrics, request id or batching',
+        'the reference-* scenarios (PostgreSQL, budget concurrency): bench/ceilings/koa-reference.ts, Koa with @koa/router, koa-bodyparser and pg (pool as the raw driver ceilings), one statement a request, a fixed-string token compare (reference-bad-token: a made-up token, 401); no rate limit, access line, metrics, request id or batching',
       fastifyReference:
         "the fastify-* scenarios (both engines, budget concurrency, after the service on the same database): bench/ceilings/fastify-reference-app.ts, Fastify 5 with Ajv validators and fast-json-stringify serializers built from openapi.json, the service's own statements (pg pool as the raw driver ceilings, named; or PGlite in process), one statement a request, a fixed-string token compare; no rate limit, access line, metrics, request id or batching",
       badToken:
@@ -293,6 +293,7 @@ export function toJsonReport(
       fastifyCpuMicrosPerRequest: row.referenceCpuMicros === null ? null : round(row.referenceCpuMicros, 1),
       serviceToHttpCeiling: row.serviceToHttp === null ? null : round(row.serviceToHttp, 3),
       fastifyToHttpCeiling: row.referenceToHttp === null ? null : round(row.referenceToHttp, 3),
+      minimalKoaToFastify: row.minimalKoaRatio === null ? null : round(row.minimalKoaRatio, 3),
     })),
     failures,
   };

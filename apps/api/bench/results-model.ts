@@ -27,7 +27,7 @@ export type ServiceScenario =
   | 'bad-token'
   | ReferenceScenario
   | FastifyScenario;
-export type ReferenceScenario = 'reference-invalid-body' | 'reference-create' | 'reference-get';
+export type ReferenceScenario = 'reference-invalid-body' | 'reference-bad-token' | 'reference-create' | 'reference-get';
 
 /**
  * The service's scenarios the Fastify reference (ceilings/fastify-reference-app.ts) answers too,
@@ -166,6 +166,8 @@ export function scenarioLabel(scenario: Scenario, engine: Engine | null): string
       return `${on}: POST /plants bad token (401), auth limit off`;
     case 'reference-invalid-body':
       return 'reference: minimal Koa, POST /plants invalid (400)';
+    case 'reference-bad-token':
+      return 'reference: minimal Koa, POST /plants bad token (401)';
     case 'reference-create':
       return 'reference: minimal Koa, POST /plants';
     case 'reference-get':

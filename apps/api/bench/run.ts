@@ -341,13 +341,18 @@ async function benchEngine(context: Context, engine: Engine): Promise<EngineRun>
     // The reference, on PostgreSQL at the budget concurrency: the fixed stack alone on the same
     // requests (its inserts in a table of its own, its reads on the service's plants).
     if (engine === 'postgres' && storage.url !== undefined && options.concurrencies.includes(BUDGET_CONCURRENCY)) {
-      const reference = await startKoaReference(storage.url, Math.min(BUDGET_CONCURRENCY, options.rawPoolCap), {
+      const reference = await startKoaReference(storage.url, Math.min(BUDGET_CONCURRENCY, options.rawPoolCap), token, {
         apiRoot: options.apiRoot,
         env: options.childEnv,
         logFile: logFile(context, 'koa-reference'),
       });
       const stopReference = cleanups.add('stop the Koa reference', () => reference.stop());
-      for (const scenario of ['reference-invalid-body', 'reference-create', 'reference-get'] as const) {
+      for (const scenario of [
+        'reference-invalid-body',
+        'reference-bad-token',
+        'reference-create',
+        'reference-get',
+      ] as const) {
         const load = createLoad(context, reference.url, token, scenario);
         await measureHttpPoint(context, load, scenario, engine, BUDGET_CONCURRENCY, reference.pid);
       }

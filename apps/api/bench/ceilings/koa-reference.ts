@@ -1,8 +1,9 @@
 /**
  * The reference: the smallest service the fixed stack makes of the same three requests, to show
  * what Koa, @koa/router, koa-bodyparser and pg alone reach on this machine beside the ceilings.
- * One statement per request and nothing else: no authentication (the bench's token is sent and
- * ignored), no rate limit, no access line, no metrics, no request id, no batching. It keeps what
+ * One statement per request and nothing else: a fixed-string compare of the bearer token
+ * (REFERENCE_TOKEN; a 401 for any other), no rate limit, no access line, no metrics, no request id,
+ * no batching. It keeps what
  * the contract needs of the bytes: ids exact (the schema's JSON codec) and a 400 for an empty name.
  * - `POST /plants`: a single-row INSERT into a table of its own (the service's row check counts
  *   `plants`), or a 400 without touching the database;
@@ -33,6 +34,9 @@ const INSERT = 'INSERT INTO bench_reference_plants (id, name, tag) VALUES ($1, $
 
 const { values } = parseArgs({ options: { url: { type: 'string' }, 'pool-size': { type: 'string' } } });
 if (values.url === undefined) throw new Error('koa-reference: --url is required');
+const token = process.env.REFERENCE_TOKEN;
+if (token === undefined || token === '') throw new Error('koa-reference: REFERENCE_TOKEN is required');
+const AUTHORIZATION = `Bearer ${token}`;
 const pool = new pg.Pool({ connectionString: values.url, max: Number(values['pool-size'] ?? 64) });
 await pool.query(CREATE_TABLE);
 
@@ -75,5 +79,12 @@ router.get('/plants/:id', async (ctx) => {
 });
 
 const app = new Koa();
+// Before the body is read, as the service authenticates.
+app.use(async (ctx, next) => {
+  if (ctx.get('authorization') !== AUTHORIZATION) {
+    return answer(ctx, 401, '{"error":401,"message":"a valid bearer token is required"}');
+  }
+  await next();
+});
 app.use(router.routes());
 serveForBench(createServer(app.callback()), () => void pool.end());
