@@ -6,6 +6,10 @@
  * planned failover and through the primary's machine dying (its keeper and PostgreSQL SIGKILLed).
  * Each prints what it measured: writes answered and stored, events delivered, 503s, the time from
  * the failover to the first write on the new primary, and the p99 latency around it.
+ *
+ * The package's `test` script runs this file alone, after the others: its checks of what happens
+ * inside a failover's gap of a few seconds (a 503 to a probe begun in it) need the two cores the
+ * other suites' files would take (with them beside it, on a loaded run, no probe began in the gap).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
