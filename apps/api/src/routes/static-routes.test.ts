@@ -63,6 +63,39 @@ describe.each(testEngines())('routes without parameters, looked up by method and
 });
 
 describe('routeRequests on a router with middleware of its own', () => {
+  it('answers from its table a path with routes of several methods (GET and POST /plants), without the router', async () => {
+    const router = new Router<AppState>();
+    router.get('/both', (ctx) => {
+      ctx.body = `get ${ctx._matchedRoute}`;
+    });
+    router.post('/both', (ctx) => {
+      ctx.body = `post ${ctx._matchedRoute}`;
+    });
+    router.get('/both/:id', (ctx) => {
+      ctx.body = `one ${ctx.params.id}`;
+    });
+    const app = new Koa<AppState>();
+    app.use(routeRequests(router));
+    // From here, every request the router routes itself asks it for a match.
+    let matches = 0;
+    const match = router.match.bind(router);
+    router.match = (path, method) => {
+      matches += 1;
+      return match(path, method);
+    };
+    const server = app.listen(0, '127.0.0.1');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    await new Promise((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const get = await fetch(`${base}/both`);
+    const post = await fetch(`${base}/both`, { method: 'POST' });
+    expect([await get.text(), await post.text()]).toEqual(['get /both', 'post /both']);
+    expect(matches).toBe(0);
+    // A route with parameters goes through the router.
+    expect(await (await fetch(`${base}/both/7`)).text()).toBe('one 7');
+    expect(matches).toBe(1);
+  });
+
   it('leaves to the router a path that router.use middleware also matches: the middleware runs', async () => {
     const router = new Router<AppState>();
     router.use('/guarded', async (ctx, next) => {

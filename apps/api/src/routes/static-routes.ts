@@ -37,9 +37,16 @@ export function routeRequests(router: Router<AppState>): Middleware<AppState> {
     for (const method of layer.methods) {
       if (method === 'HEAD') continue;
       const match = router.match(path, method);
-      // Only the route itself: no other route, and no `router.use` middleware, on that path (the
-      // table runs the route's own chain alone).
-      if (match.pathAndMethod.length !== 1 || match.pathAndMethod[0] !== layer || match.path.length !== 1) continue;
+      // Only the route itself for this method, and no `router.use` middleware (a layer of no
+      // method) on that path: the table runs the route's own chain alone. Routes of other methods
+      // on the same path (`GET` and `POST /plants`) are no obstacle: they never run for this one.
+      if (
+        match.pathAndMethod.length !== 1 ||
+        match.pathAndMethod[0] !== layer ||
+        match.path.some((matched) => matched.methods.length === 0)
+      ) {
+        continue;
+      }
       const stack = layer.stack as Middleware<AppState>[];
       const run = stack.length === 1 ? (stack[0] as Middleware<AppState>) : compose(stack);
       let paths = table.get(method);
