@@ -47,7 +47,6 @@ export const FEED_HORIZON_SQL =
 
 interface Held {
   readonly page: EventPage & { readonly expired: false };
-  readonly after: FeedCursor;
   readonly bytes: number;
 }
 
@@ -100,26 +99,28 @@ export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOption
     return horizonRead;
   };
 
+  /** Forgets `key` if it still holds `held` (another read may have replaced or evicted it meanwhile). */
+  const drop = (key: string, held: Held) => {
+    if (pages.get(key) !== held) return;
+    pages.delete(key);
+    bytes -= held.bytes;
+  };
   const keep = (key: string, held: Held) => {
     if (held.bytes > maxBytes) return;
     const old = pages.get(key);
-    if (old !== undefined) {
-      pages.delete(key);
-      bytes -= old.bytes;
-    }
+    if (old !== undefined) drop(key, old);
     pages.set(key, held);
     bytes += held.bytes;
     for (const [oldest, entry] of pages) {
       if (bytes <= maxBytes) break;
-      pages.delete(oldest);
-      bytes -= entry.bytes;
+      drop(oldest, entry);
     }
   };
 
-  const readAndKeep = async (key: string, query: ListEventsQuery & { readonly after: FeedCursor }) => {
+  const readAndKeep = async (key: string, query: ListEventsQuery) => {
     try {
       const page = await readPage(query);
-      if (!page.expired && page.hasMore) keep(key, { page, after: query.after, bytes: bytesOf(page, key) });
+      if (!page.expired && page.hasMore) keep(key, { page, bytes: bytesOf(page, key) });
       return page;
     } finally {
       reading.delete(key);
@@ -133,7 +134,7 @@ export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOption
       const key = `${query.type ?? '*'} ${query.limit} ${after.txid}.${after.seq}`;
       const held = pages.get(key);
       if (held !== undefined) {
-        if (notBefore(held.after, await currentHorizon())) {
+        if (notBefore(after, await currentHorizon())) {
           // Most recently used now, unless evicted while the horizon was read (its bytes are gone).
           if (pages.get(key) === held) {
             pages.delete(key);
@@ -142,14 +143,11 @@ export function createFeedPageCache(sql: SqlRunner, options: FeedPageCacheOption
           return held.page;
         }
         // Retention has passed it: the database says expired.
-        if (pages.get(key) === held) {
-          pages.delete(key);
-          bytes -= held.bytes;
-        }
+        drop(key, held);
       }
       let read = reading.get(key);
       if (read === undefined) {
-        read = readAndKeep(key, { ...query, after });
+        read = readAndKeep(key, query);
         reading.set(key, read);
       }
       return read;
