@@ -91,8 +91,8 @@ for (const [i, b] of builds.entries()) {
   ).toString();
   tokens.push(out.trim().split('\n').at(-1).trim());
 }
-/** The bench's hand-tuned Fastify reference (bench/ceilings/fastify-reference.ts) as a build named `fastify`. */
-async function startFastify(i, b) {
+/** A reference of the bench as a build: `fastify` (ceilings/fastify-reference.ts) or `koa` (ceilings/koa-reference.ts). */
+async function startReference(i, b) {
   const flags = o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}/${b}`] : [];
   const url = `postgres://postgres@127.0.0.1:5432/${DB}`;
   const args =
@@ -114,7 +114,7 @@ async function startFastify(i, b) {
   return { b, url: `http://127.0.0.1:${port}`, child, token: tokens[i] };
 }
 async function start(i, b) {
-  if (b === 'fastify' || b === 'koa') return startFastify(i, b);
+  if (b === 'fastify' || b === 'koa') return startReference(i, b);
   // Below the kernel's ephemeral range (32768-60999): no outgoing connection can hold the port.
   const port = 21000 + i + (o.engine === 'pg' ? 0 : 10);
   const flags = ['--max-semi-space-size=16', '--max-old-space-size=192'];

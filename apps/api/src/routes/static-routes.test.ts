@@ -62,6 +62,14 @@ describe.each(testEngines())('routes without parameters, looked up by method and
   });
 });
 
+/** `app` on a free loopback port until the test ends; its base URL. */
+async function serve(app: Koa<AppState>): Promise<string> {
+  const server = app.listen(0, '127.0.0.1');
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  await new Promise((resolve) => server.once('listening', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 describe('routeRequests on a router with middleware of its own', () => {
   it('answers from its table a path with routes of several methods (GET and POST /plants), without the router', async () => {
     const router = new Router<AppState>();
@@ -83,10 +91,7 @@ describe('routeRequests on a router with middleware of its own', () => {
       matches += 1;
       return match(path, method);
     };
-    const server = app.listen(0, '127.0.0.1');
-    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    await new Promise((resolve) => server.once('listening', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = await serve(app);
     const get = await fetch(`${base}/both`);
     const post = await fetch(`${base}/both`, { method: 'POST' });
     expect([await get.text(), await post.text()]).toEqual(['get /both', 'post /both']);
@@ -110,10 +115,7 @@ describe('routeRequests on a router with middleware of its own', () => {
     });
     const app = new Koa<AppState>();
     app.use(routeRequests(router));
-    const server = app.listen(0, '127.0.0.1');
-    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    await new Promise((resolve) => server.once('listening', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = await serve(app);
     const guarded = await fetch(`${base}/guarded`);
     expect([guarded.status, guarded.headers.get('x-guard'), await guarded.text()]).toEqual([200, 'ran', 'guarded']);
     const plain = await fetch(`${base}/plain`);
