@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_APPLICATION_NAME, type Database, openDatabase } from '../database.js';
 import { ImportRejectedError } from '../errors.js';
 import { parseCursor } from '../events/list-events.js';
+import { settledPageJson } from '../test-support/feed-items.js';
 import { createTestStorage, TEST_ACTOR, type TestStorage, testEngines, waitUntil } from '../testing.js';
 import type { ImportLine } from './import-plants.js';
 
@@ -42,26 +43,6 @@ describe.each(testEngines())('import and export on %s', (engine) => {
     await storage?.dispose();
   });
 
-  /**
-   * The items of a feed page once it holds `count` of them: on PostgreSQL the feed shows an event
-   * once every older transaction of the server has ended (another test file's included).
-   */
-  async function settledFeed(
-    query: Parameters<Database['listEvents']>[0],
-    count: number,
-    seen: (json: string) => void = () => {},
-  ): Promise<unknown[]> {
-    let items: unknown[] = [];
-    await waitUntil(async () => {
-      const page = await db.listEvents(query);
-      if (page.expired) throw new Error('the feed expired');
-      items = parseJson(page.json) as unknown[];
-      seen(page.json);
-      return items.length >= count;
-    }, 30_000);
-    return items;
-  }
-
   it('stores new plants with their events, counts a replay as stored, and exports them in id order', async () => {
     await db.createPlant({ id: 5n, name: 'Fern', tag: 'shade' });
     const plants: NewPlant[] = [
@@ -79,7 +60,7 @@ describe.each(testEngines())('import and export on %s', (engine) => {
     });
     const top = await db.findPlant(INT64_MAX);
     expect(top?.plant).toEqual({ id: INT64_MAX, name: 'Top' });
-    const items = (await settledFeed({ limit: 10 }, 4)) as { type: string; data: { id: bigint } }[];
+    const items = parseJson(await settledPageJson(db, { limit: 10 }, 4)) as { type: string; data: { id: bigint } }[];
     expect(items.map((item) => [item.type, item.data.id])).toEqual([
       ['plant.created', 5n],
       ['plant.created', INT64_MIN],
@@ -155,10 +136,8 @@ describe.each(testEngines())('import and export on %s', (engine) => {
     expect(await db.importPlants(linesOf(ascending), options)).toMatchObject({ stored: 2 });
     expect(await db.importPlants(linesOf(shuffled), options)).toMatchObject({ lines: 3, stored: 2 });
     await db.createPlant({ id: 7_005n, name: 'E', tag: 'e' });
-    let json = '';
-    const items = (await settledFeed({ limit: 10, after: from }, 5, (page) => {
-      json = page;
-    })) as { eventId: string; type: string; timestamp: string; data: object }[];
+    const json = await settledPageJson(db, { limit: 10, after: from }, 5);
+    const items = parseJson(json) as { eventId: string; type: string; timestamp: string; data: object }[];
     // The page is exactly what the contract's codec writes of it: the same bytes as a create's.
     expect(stringifyJson(items)).toBe(json);
     expect(items.map((item) => [item.type, item.data])).toEqual([

@@ -1,5 +1,6 @@
 import type { Database } from '../database.js';
 import type { ListEventsQuery } from '../events/list-events.js';
+import { waitUntil } from '../testing.js';
 
 /** An item of the feed's JSON, as far as the tests read it. */
 export interface FeedItem {
@@ -29,4 +30,25 @@ export async function feedItems(
     if (Date.now() > deadline) throw new Error(`no such event in the feed within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * The JSON of one feed page once it holds at least `count` items, as the database wrote it (for
+ * the caller to parse exactly): the feed may lag a write (see feedItems). Fails after `timeoutMs`.
+ */
+export async function settledPageJson(
+  db: Pick<Database, 'listEvents'>,
+  query: ListEventsQuery,
+  count: number,
+  timeoutMs = 30_000,
+): Promise<string> {
+  let json = '[]';
+  await waitUntil(async () => {
+    const page = await db.listEvents(query);
+    if (page.expired) throw new Error('the feed answered expired');
+    json = page.json;
+    // Counted only: no id is read here.
+    return (JSON.parse(json) as unknown[]).length >= count;
+  }, timeoutMs);
+  return json;
 }
