@@ -34,13 +34,15 @@ describe('decodedBody', () => {
   const outcomes = new Map<string, Promise<Outcome>>();
   /** A reader that stops after its first chunk (by path): destroys the decoded stream. */
   const givingUp = new Set<string>();
+  /** A reader that starts once the request has ended and lets timers run between chunks (by path), as a busy service may. */
+  const slow = new Set<string>();
   const requests = new Map<string, IncomingMessage>();
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       const path = req.url ?? '';
       requests.set(path, req);
-      const outcome = readAll(req, optionsByPath.get(path) ?? {}, givingUp.has(path));
+      const outcome = readAll(req, optionsByPath.get(path) ?? {}, givingUp.has(path), slow.has(path));
       outcomes.set(path, outcome);
       void outcome.then((result) => {
         res.statusCode = 'bytes' in result ? 200 : result.status;
@@ -58,12 +60,19 @@ describe('decodedBody', () => {
     server.close();
   });
 
-  async function readAll(req: IncomingMessage, options: DecodedBodyOptions, giveUp: boolean): Promise<Outcome> {
+  async function readAll(
+    req: IncomingMessage,
+    options: DecodedBodyOptions,
+    giveUp: boolean,
+    slowly: boolean,
+  ): Promise<Outcome> {
     try {
       const stream = decodedBody(req, options);
+      if (slowly && !req.complete) await once(req, 'end');
       const chunks: Buffer[] = [];
       for await (const chunk of stream) {
         chunks.push(chunk as Buffer);
+        if (slowly) await new Promise((resolve) => setTimeout(resolve, 1));
         if (giveUp) {
           stream.destroy();
           return { bytes: Buffer.concat(chunks) };
@@ -78,9 +87,15 @@ describe('decodedBody', () => {
 
   let next = 0;
   /** Sends `body` with `coding`; resolves with what the server made of it. */
-  async function send(body: Buffer, coding: string | undefined, options: DecodedBodyOptions = {}): Promise<Outcome> {
+  async function send(
+    body: Buffer,
+    coding: string | undefined,
+    options: DecodedBodyOptions = {},
+    reader: 'fast' | 'slow' = 'fast',
+  ): Promise<Outcome> {
     const path = `/${next++}`;
     optionsByPath.set(path, options);
+    if (reader === 'slow') slow.add(path);
     await fetch(`${url}${path}`, {
       method: 'POST',
       body,
@@ -162,6 +177,15 @@ describe('decodedBody', () => {
         expect(expected).toContainEqual(outcome);
       });
     }
+
+    // The decoder finds the fault while what it decoded before it still waits in the streams for a
+    // reader that is behind: the bytes decoded decide, not how far the reader had got.
+    it('refuses a stream cut short far past the limit with 413 however late and slowly it is read', async () => {
+      const max = 65_536;
+      const body = truncated(compress(jsonOfSize(max + 32 * 1024)));
+      const outcome = await send(body, coding, { maxBytes: max }, 'slow');
+      expect(outcome).toEqual({ code: 413, status: 413, message: bodyTooLargeMessage(max) });
+    });
   });
 
   it.each(['gzip', 'deflate'] as const)(

@@ -74,8 +74,13 @@ export function decodedBody(req: IncomingMessage, options: DecodedBodyOptions = 
     req.unpipe(decoder ?? body);
     decoder?.destroy();
   });
-  // A request cut short also ends its decoder's input early: that is the connection's fault.
-  decoder?.on('error', () => fail(invalidRequest(cutOff(req) ? ABORTED_MESSAGE : UNDECODABLE_MESSAGE)));
+  // A request cut short also ends its decoder's input early: that is the connection's fault. A
+  // body that had decoded past the limit before its bytes stopped decoding is too large, whether or
+  // not its reader had taken that much yet: the answer does not hang on how the chunks arrived.
+  decoder?.on('error', () => {
+    if (maxBytes !== undefined && body.bytesDecoded(decoder) > maxBytes) fail(tooLarge(maxBytes));
+    else fail(invalidRequest(cutOff(req) ? ABORTED_MESSAGE : UNDECODABLE_MESSAGE));
+  });
   req.once('close', cutShort);
   if (decoder === undefined) {
     req.pipe(body);
@@ -91,6 +96,11 @@ class CountedBody extends Transform {
 
   constructor(private readonly maxBytes: number | undefined) {
     super();
+  }
+
+  /** The bytes `decoder` has put out so far: those counted here, those on their way, those it holds. */
+  bytesDecoded(decoder: Readable): number {
+    return this.#bytes + this.writableLength + decoder.readableLength;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
