@@ -290,5 +290,22 @@ describe.each(testEngines())('changing webhooks on %s', (engine) => {
         /webhooks:manage/,
       );
     });
+
+    // Its events carry plants: moving them to another URL, or asking for more of them, would hand a
+    // token without plants:read the plants it may not read.
+    it('needs plants:read as well, as registration does', async () => {
+      const webhook = await register({ url: 'https://8.8.8.8/a' });
+      const managerOnly = (await db.issueToken(testToken({ name: 'manager-only', scopes: ['webhooks:manage'] }))).token;
+      for (const body of [
+        '{"url": "https://8.8.4.4/mine"}',
+        '{"eventTypes": ["plant.updated"]}',
+        '{"enabled": false}',
+      ]) {
+        expectError(await patch(webhook.id, body, managerOnly), 403, /plants:read/);
+      }
+      const [listed] = await db.listWebhooks();
+      expect(listed).toMatchObject({ url: 'https://8.8.8.8/a', eventTypes: ['plant.created'], enabled: true });
+      expect(await auditActions(webhook.id)).toEqual(['webhook.created']);
+    });
   });
 });

@@ -287,9 +287,11 @@ export const operations = {
     path: '/webhooks/{id}',
     tag: 'webhooks',
     scope: 'webhooks:manage',
+    alsoRequires: ['plants:read'],
     summary: 'Change a webhook',
     description: [
       'Applies a JSON merge patch (RFC 7396) of `url`, `description` (null removes it), `eventTypes` and `enabled`: a field absent is kept.',
+      'A change can send its events somewhere else, or send more of them, and its events carry plants: the token needs `plants:read` as well, as at registration.',
       '`{"enabled": false}` disables it: it gets no new events (it catches up from `GET /events`), and its pending deliveries wait; `{"enabled": true}` enables it again, and they go out.',
       'The service disables a subscription by itself when every attempt to it has failed for its `WEBHOOKS_DISABLE_AFTER_DAYS` (5 by default), saying so in `disabledReason`.',
       'A new `url` is judged as at registration. Changes are recorded in the audit log.',
