@@ -173,6 +173,39 @@ describe.each(testEngines())('int64s as strings (Plant-Store-Int64: string) on %
     expect(tokens.headers.get('plant-store-int64')).toBe('string');
   });
 
+  it('a change and the event feed: the PATCH answer, its ETag, GET /events: every int64 a string', async () => {
+    const id = ABOVE_2_53 + 10n;
+    const position = await asStrings('/events/cursor');
+    expect(position.status).toBe(200);
+    const { cursor } = position.body as { cursor: string };
+    expect((await asStrings('/plants', { body: `{"id":"${id}","name":"Before"}` })).status).toBe(200);
+    const changed = await asStrings(`/plants/${id}`, {
+      method: 'PATCH',
+      body: '{"name":"After"}',
+      contentType: 'application/merge-patch+json',
+    });
+    expect(changed.text).toBe(`{"id":"${id}","name":"After"}`);
+    const version = /^"([0-9]+)-string"$/.exec(changed.headers.get('etag') ?? '')?.[1];
+    expect(version).toBeDefined();
+
+    // The feed shows a change once every older transaction has ended: it may lag the answer.
+    const feed = await eventually(async () => {
+      const answer = await asStrings(`/events?after=${encodeURIComponent(cursor)}`);
+      return (answer.body as unknown[]).length >= 2 ? answer : undefined;
+    }, 30_000);
+    const events = feed.body as Array<{ type: string; data: { id: unknown; name: string; version: unknown } }>;
+    expect(events.map((event) => [event.type, event.data.id, event.data.name])).toEqual([
+      ['plant.created', String(id), 'Before'],
+      ['plant.updated', String(id), 'After'],
+    ]);
+    expect(typeof events[0]?.data.version).toBe('string');
+    expect(events[1]?.data.version).toBe(version);
+    // The same page without the header: JSON integers, exact.
+    const plain = await request(service.url, `/events?after=${encodeURIComponent(cursor)}`, { token });
+    expect(plain.text).toContain(`"id":${id},"name":"After"`);
+    expect(plain.text).toContain(`"version":${version}`);
+  });
+
   it('refuses another value of the header on every operation, before doing anything', async () => {
     for (const value of ['String', 'strings', 'string, string', '']) {
       const refused = await fetch(new URL('/plants', service.url), {

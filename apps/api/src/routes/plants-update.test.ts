@@ -279,10 +279,12 @@ describe.each(testEngines())('PATCH /plants/{id}, ETag and preconditions on %s',
     });
   });
 
-  it("records updates and deletes in the acting team's audit log, with the token that did them", async () => {
-    const { id } = await fresh();
-    await patch(id, '{"name":"Audited"}');
-    await remove(id);
+  it("records updates and deletes (with a precondition too) in the acting team's audit log, with the token that did them", async () => {
+    const { id, version } = await fresh();
+    const etag = (await patch(id, '{"name":"Audited"}')).headers.get('etag') ?? '';
+    // A delete its precondition refused did not happen: nothing recorded.
+    expectError(await remove(id, { 'If-Match': `"${version}"` }), 412);
+    expect((await remove(id, { 'If-Match': etag })).status).toBe(204);
     const log = await request(service.url, '/audit-events?limit=200', { token: auditor });
     const actions = (log.body as Array<{ action: string; target: string; actor: { name: string } }>)
       .filter((event) => event.target === id.toString())
