@@ -2,8 +2,10 @@
  * `pnpm bench:transfer -- --plants N`: loads N plants into a fresh service through
  * `POST /plants/import` and takes them out again through `GET /plants/export`, on PostgreSQL and on
  * the embedded database, and beside them the ceilings on the same machine and the same rows: a raw
- * `COPY ... FROM STDIN` into a table like `plants` (its indexes, no events) and a raw
- * `COPY (the export's query) TO STDOUT`. Also: the service's peak RSS during each, creates per
+ * `COPY ... FROM STDIN` into a table like `plants` (its indexes, no events), the same followed by
+ * a raw `COPY` of their plant.created events (the rows the import writes for them, as it writes
+ * them) into a table like `webhook_events` (its indexes), and a raw `COPY (the export's query) TO
+ * STDOUT`. Also: the service's peak RSS during each, creates per
  * second from another token before and during the import (cross traffic), the database's size on
  * disk, and (embedded) the time to open the database with N plants. Prints a table; writes
  * bench/results/transfer.json.
@@ -43,6 +45,8 @@ interface EngineResult {
   createsPerSecondBefore: number;
   createsPerSecondDuring: number;
   rawCopyInSeconds?: number;
+  /** The raw COPY of the events alone, after the plants' (their sum: the ceiling with events). */
+  rawCopyEventsSeconds?: number;
   rawCopyOutSeconds?: number;
   databaseBytes: number;
   openSeconds?: number;
@@ -65,16 +69,19 @@ async function main(): Promise<number> {
 
   const file = join(resultsDir, `transfer-${plants}.ndjson`);
   const copyFile = join(resultsDir, `transfer-${plants}.copy`);
+  const eventsCopyFile = join(resultsDir, `transfer-${plants}.events.copy`);
   progress(`writing ${plants} plants to ${file} (and as COPY text for the raw ceiling)`);
-  await writePlants(file, copyFile, plants);
+  await writePlants(file, copyFile, eventsCopyFile, plants);
   cleanups.add('delete the plant files', async () => {
     const { rm } = await import('node:fs/promises');
     await rm(file, { force: true });
     await rm(copyFile, { force: true });
+    await rm(eventsCopyFile, { force: true });
   });
 
   const results: EngineResult[] = [];
-  for (const engine of engines) results.push(await benchEngine(engine, plants, file, copyFile, serverUrl));
+  for (const engine of engines)
+    results.push(await benchEngine(engine, plants, file, [copyFile, eventsCopyFile], serverUrl));
   await cleanups.runAll();
   const report = { commit: gitCommit(API_ROOT), date: new Date().toISOString(), results };
   await writeFile(join(resultsDir, 'transfer.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -86,7 +93,7 @@ async function benchEngine(
   engine: Engine,
   plants: number,
   file: string,
-  copyFile: string,
+  copyFiles: readonly [plants: string, events: string],
   serverUrl: string,
 ): Promise<EngineResult> {
   const storage = await createBenchStorage(serverUrl, engine, { cleanups, progress, label: 'transfer' });
@@ -152,7 +159,7 @@ async function benchEngine(
       databaseBytes: 0,
     };
     if (engine === 'postgres' && storage.url !== undefined) {
-      Object.assign(result, await rawCopies(storage.url, copyFile));
+      Object.assign(result, await rawCopies(storage.url, copyFiles));
       result.databaseBytes = await databaseBytes(storage);
     } else {
       await service.stop();
@@ -169,11 +176,14 @@ async function benchEngine(
   }
 }
 
-/** The ceilings: COPY of the same rows into a table like plants (its indexes), and COPY of the export's query out. */
+/**
+ * The ceilings: COPY of the same rows into a table like plants (its indexes), then of their events
+ * into a table like webhook_events (its indexes), and COPY of the export's query out.
+ */
 async function rawCopies(
   url: string,
-  copyFile: string,
-): Promise<Pick<EngineResult, 'rawCopyInSeconds' | 'rawCopyOutSeconds'>> {
+  [copyFile, eventsCopyFile]: readonly [string, string],
+): Promise<Pick<EngineResult, 'rawCopyInSeconds' | 'rawCopyEventsSeconds' | 'rawCopyOutSeconds'>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -185,6 +195,18 @@ async function rawCopies(
       client.query(copyFrom('COPY raw_copy_plants (id, name, tag) FROM STDIN')),
     );
     const rawCopyInSeconds = (performance.now() - inStarted) / 1_000;
+    await client.query('CREATE TABLE raw_copy_events (LIKE public.webhook_events INCLUDING ALL)');
+    progress('postgres: raw COPY of their events into an indexed table like webhook_events');
+    const eventsStarted = performance.now();
+    await pipeline(
+      createReadStream(eventsCopyFile),
+      client.query(
+        copyFrom(
+          'COPY raw_copy_events (id, seq, plant_id, type, version, payload, envelope, fanned_out_at) FROM STDIN',
+        ),
+      ),
+    );
+    const rawCopyEventsSeconds = (performance.now() - eventsStarted) / 1_000;
     progress('postgres: raw COPY of the export query out');
     const outStarted = performance.now();
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -198,28 +220,36 @@ async function rawCopies(
       // Read and dropped, as fast as it comes.
     }
     await client.query('COMMIT');
-    return { rawCopyInSeconds, rawCopyOutSeconds: (performance.now() - outStarted) / 1_000 };
+    return { rawCopyInSeconds, rawCopyEventsSeconds, rawCopyOutSeconds: (performance.now() - outStarted) / 1_000 };
   } finally {
     await client.end();
   }
 }
 
-/** N plants, ids 1..N, every tenth tagged: as NDJSON for the import, as COPY text for the ceiling. */
-async function writePlants(file: string, copyFile: string, count: number): Promise<void> {
-  const ndjson = createWriteStream(file);
-  const copy = createWriteStream(copyFile);
+/**
+ * N plants, ids 1..N, every tenth tagged: as NDJSON for the import, as COPY text for the ceiling,
+ * and their plant.created events as COPY text, each row as the import writes it (ascending
+ * `msg_` UUIDv7-shaped ids, the payload, the envelope with its version, fanned out: no subscription).
+ */
+async function writePlants(file: string, copyFile: string, eventsCopyFile: string, count: number): Promise<void> {
+  const timestamp = new Date().toISOString();
+  const files = [createWriteStream(file), createWriteStream(copyFile), createWriteStream(eventsCopyFile)] as const;
   for (let start = 1; start <= count; start += 10_000) {
-    const json: string[] = [];
-    const text: string[] = [];
+    const pieces: [string[], string[], string[]] = [[], [], []];
     for (let id = start; id < Math.min(count + 1, start + 10_000); id++) {
       const tag = id % 10 === 0 ? 'tenth' : undefined;
-      json.push(`{"id":${id},"name":"plant ${id}"${tag === undefined ? '' : `,"tag":"${tag}"`}}`);
-      text.push(`${id}\tplant ${id}\t${tag ?? '\\N'}`);
+      const plant = `{"id":${id},"name":"plant ${id}"${tag === undefined ? '' : `,"tag":"${tag}"`}`;
+      pieces[0].push(`${plant}}`);
+      pieces[1].push(`${id}\tplant ${id}\t${tag ?? '\\N'}`);
+      const eventId = `msg_019ac000-0000-7000-8000-${id.toString(16).padStart(12, '0')}`;
+      const envelope = `{"type":"plant.created","timestamp":"${timestamp}","data":${plant},"version":${id}}}`;
+      pieces[2].push(`${eventId}\t${id}\t${id}\tplant.created\t${id}\t${plant}}\t${envelope}\t${timestamp}`);
     }
-    if (!ndjson.write(`${json.join('\n')}\n`)) await once(ndjson, 'drain');
-    if (!copy.write(`${text.join('\n')}\n`)) await once(copy, 'drain');
+    for (const [index, out] of files.entries()) {
+      if (!out.write(`${pieces[index]?.join('\n')}\n`)) await once(out, 'drain');
+    }
   }
-  await Promise.all([new Promise((resolve) => ndjson.end(resolve)), new Promise((resolve) => copy.end(resolve))]);
+  await Promise.all(files.map((out) => new Promise((resolve) => out.end(resolve))));
 }
 
 function formatResults(results: readonly EngineResult[]): string {
@@ -227,15 +257,21 @@ function formatResults(results: readonly EngineResult[]): string {
   const rate = (rows: number, seconds: number | undefined) =>
     seconds === undefined ? '-' : `${Math.round(rows / seconds).toLocaleString('en-US')}/s`;
   const lines = [
-    '| engine | plants | import | raw COPY in | ratio | export | raw COPY out | ratio | peak RSS import / export | creates/s alone / during import | database size | open |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| engine | plants | import | raw COPY in | ratio | raw COPY in, with events | ratio | export | raw COPY out | ratio | peak RSS import / export | creates/s alone / during import | database size | open |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of results) {
     const inRatio = r.rawCopyInSeconds === undefined ? '-' : (r.rawCopyInSeconds / r.importSeconds).toFixed(2);
+    const withEvents =
+      r.rawCopyInSeconds === undefined || r.rawCopyEventsSeconds === undefined
+        ? undefined
+        : r.rawCopyInSeconds + r.rawCopyEventsSeconds;
+    const withEventsRatio = withEvents === undefined ? '-' : (withEvents / r.importSeconds).toFixed(2);
     const outRatio = r.rawCopyOutSeconds === undefined ? '-' : (r.rawCopyOutSeconds / r.exportSeconds).toFixed(2);
     lines.push(
       `| ${r.engine} | ${r.plants.toLocaleString('en-US')} | ${r.importSeconds.toFixed(1)} s (${rate(r.plants, r.importSeconds)}) | ` +
         `${r.rawCopyInSeconds === undefined ? '-' : `${r.rawCopyInSeconds.toFixed(1)} s (${rate(r.plants, r.rawCopyInSeconds)})`} | ${inRatio} | ` +
+        `${withEvents === undefined ? '-' : `${withEvents.toFixed(1)} s (${rate(r.plants, withEvents)})`} | ${withEventsRatio} | ` +
         `${r.exportSeconds.toFixed(1)} s (${rate(r.plants, r.exportSeconds)}) | ` +
         `${r.rawCopyOutSeconds === undefined ? '-' : `${r.rawCopyOutSeconds.toFixed(1)} s (${rate(r.plants, r.rawCopyOutSeconds)})`} | ${outRatio} | ` +
         `${mb(r.importRss)} / ${mb(r.exportRss)} | ${Math.round(r.createsPerSecondBefore)} / ${Math.round(r.createsPerSecondDuring)} | ` +
