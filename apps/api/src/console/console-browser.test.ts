@@ -13,7 +13,6 @@ import {
   BROWSER_MISSING,
   launchChromium,
   openPage,
-  overflowsViewport,
   SKIP_BROWSER,
   screenshot,
   seriousViolations,
@@ -170,6 +169,12 @@ describe.skipIf(SKIP_BROWSER)(
         await page.getByText('Page 2').waitFor();
         await waitUntil(async () => (await rows.count()) === 4);
         await expect(rows.last().locator('td').first().textContent()).resolves.toBe(bigId);
+        // And back: the first page again, as it was.
+        await page.getByRole('button', { name: 'Previous page' }).click();
+        await page.getByText('Page 1').waitFor();
+        await waitUntil(async () => (await rows.count()) === 20);
+        await expect(rows.locator('td.id').first().textContent()).resolves.toBe('1');
+        await expect(page.getByRole('button', { name: 'Previous page' }).isDisabled()).resolves.toBe(true);
         await page.getByLabel('Tag', { exact: true }).fill('fern');
         await page.getByRole('button', { name: 'Filter' }).click();
         await page.getByText('Page 2').waitFor({ state: 'detached' });
@@ -268,7 +273,8 @@ describe.skipIf(SKIP_BROWSER)(
         );
         // Every attempt: its time, status, duration, and the start of the receiver's answer.
         const attempts = delivery.locator('tbody tr');
-        await expect(attempts.count()).resolves.toBe(3);
+        // The refresh that saw it may be followed by one still loading: wait for the list it shows.
+        await waitUntil(async () => (await attempts.count()) === 3);
         await expect(attempts.first().locator('td').nth(1).textContent()).resolves.toBe('503');
         await expect(attempts.first().locator('td').nth(2).textContent()).resolves.toMatch(/^\d+ ms$/);
         await expect(attempts.first().locator('td').nth(3).textContent()).resolves.toBe('HTTP 503ok');
@@ -394,6 +400,31 @@ describe.skipIf(SKIP_BROWSER)(
         await page.getByRole('alert').getByText(missingScopeMessage('plants:write')).waitFor();
         await expect(api.getPlant(777n)).rejects.toMatchObject({ status: 404 });
 
+        // A plant opens; saving a change and deleting it are refused, and it stays as it was.
+        await page.getByLabel('Plant id').fill('500');
+        await page.getByRole('button', { name: 'Open' }).click();
+        await page.getByRole('heading', { name: 'Plant 500', level: 1 }).waitFor();
+        const version = await page.getByTestId('plant-version').textContent();
+        await page.getByLabel('Name', { exact: true }).fill('Renamed');
+        const [saved] = await Promise.all([
+          page.waitForResponse((response) => response.request().method() === 'PATCH'),
+          page.getByRole('button', { name: 'Save changes' }).click(),
+        ]);
+        expect(saved.status()).toBe(403);
+        await page.getByRole('alert').getByText(missingScopeMessage('plants:write')).waitFor();
+        await page.getByRole('button', { name: 'Delete plant 500' }).click();
+        const [deleted] = await Promise.all([
+          page.waitForResponse((response) => response.request().method() === 'DELETE'),
+          page.getByRole('button', { name: 'Confirm delete plant 500' }).click(),
+        ]);
+        expect(deleted.status()).toBe(403);
+        await page.getByRole('alert').getByText(missingScopeMessage('plants:write')).waitFor();
+        await page.getByRole('heading', { name: 'Plant 500', level: 1 }).waitFor();
+        await expect(page.getByTestId('plant-version').textContent()).resolves.toBe(version);
+        await expect(api.getPlant(500n)).resolves.toEqual({ id: 500n, name: 'Readable' });
+        await expectAccessible(page);
+        await page.getByRole('link', { name: 'Back to plants' }).click();
+
         await page.getByRole('link', { name: 'Webhooks' }).click();
         await page.getByRole('alert').getByText(missingScopeMessage('webhooks:manage')).waitFor();
         await page.getByRole('link', { name: 'Tokens' }).click();
@@ -465,38 +496,6 @@ describe.skipIf(SKIP_BROWSER)(
         await page.keyboard.press('Enter');
         // The browser's own check refuses it first (type=url accepts ftp:); the service's message shows.
         await page.getByRole('alert').getByText('url must be an absolute http:// or https:// URL').waitFor();
-      });
-
-      it('is readable at 390 px wide: no screen scrolls sideways, and none has a serious axe violation', async () => {
-        await api.createPlant({ id: 500n, name: 'Readable' });
-        await api.createWebhook({ url: receiver.url, description: 'narrow' });
-        const watched = await signIn(manager, 390);
-        const { page } = watched;
-        await page.locator('tbody tr').first().waitFor();
-        expect(await overflowsViewport(page)).toBe(false);
-        await expectAccessible(page);
-        await shoot(page, 'plants-390');
-        for (const [link, heading] of [
-          ['Webhooks', 'Webhooks'],
-          ['Tokens', 'Tokens'],
-        ] as const) {
-          await page.getByRole('link', { name: link }).click();
-          await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
-          await page
-            .getByText(/^Loading/)
-            .first()
-            .waitFor({ state: 'detached' });
-          expect(await overflowsViewport(page)).toBe(false);
-          await expectAccessible(page);
-        }
-        await page.getByRole('link', { name: 'Webhooks' }).click();
-        await page.getByRole('link', { name: `Deliveries of ${receiver.url}` }).click();
-        await page.getByRole('heading', { name: 'Deliveries', level: 1 }).waitFor();
-        await page.getByText('Loading deliveries…').waitFor({ state: 'detached' });
-        expect(await overflowsViewport(page)).toBe(false);
-        await expectAccessible(page);
-        await shoot(page, 'deliveries-390');
-        expect(watched.problems).toEqual([]);
       });
     });
   },
