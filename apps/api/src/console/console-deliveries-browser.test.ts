@@ -64,10 +64,7 @@ describe.skipIf(SKIP_BROWSER)(
 
       beforeAll(async () => {
         storage = await createTestStorage(engine, { migrated: true });
-        // Idle connections kept longer than any pause here (the tests wait on the dispatcher): a
-        // pooled connection the server closed while idle (5 s by default), reused at that moment,
-        // fails with ECONNRESET (a keep-alive race under load, not the service's fault).
-        service = await startTestService(storage, { ...FAST_WEBHOOKS, KEEP_ALIVE_TIMEOUT_MS: '120000' });
+        service = await startTestService(storage, FAST_WEBHOOKS);
         receiver = await startWebhookReceiver();
         manager = (await service.db.issueToken(testToken({ name: 'console-manager', scopes: [...MANAGER_SCOPES] })))
           .token;

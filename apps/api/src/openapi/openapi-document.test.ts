@@ -44,11 +44,7 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     storage = await createTestStorage('pglite', { migrated: true });
-    // Idle connections kept longer than any pause between these tests: a pooled connection the
-    // server closed while idle (5 s by default), reused by the next request at that moment, fails
-    // with ECONNRESET (a keep-alive race, not the service's fault). Under load, checking every
-    // example took that long.
-    service = await startTestService(storage, { KEEP_ALIVE_TIMEOUT_MS: '120000' });
+    service = await startTestService(storage);
     const response = await request(service.url, '/openapi.json');
     served = { ...response, document: JSON.parse(response.text) };
   });

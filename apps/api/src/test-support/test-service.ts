@@ -22,6 +22,9 @@ export async function startTestService(storage: TestStorage, env: Record<string,
     DATA_DIR: storage.dataDir,
     ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // Longer than any pause between a test's requests: fetch reuses its idle connections, and one
+    // the service closes as the next request goes out on it fails with ECONNRESET on a busy machine.
+    KEEP_ALIVE_TIMEOUT_MS: '120000',
     ...env,
   });
   const server = await startServer(config, {
