@@ -2,8 +2,8 @@
  * The service on a real high-availability PostgreSQL: a pg_auto_failover formation (a monitor, a
  * primary, a synchronous secondary; Debian's postgresql-15-auto-failover) behind the multi-host
  * URL it prints, two service processes under load (paced creates from several tokens, reads,
- * deletes, webhook deliveries to a receiver here, readiness probes on both ports), through a
- * planned failover and through the primary's machine dying (its keeper and PostgreSQL SIGKILLed).
+ * updates, deletes, webhook deliveries to a receiver here, readiness probes on both ports), through
+ * a planned failover and through the primary's machine dying (its keeper and PostgreSQL SIGKILLed).
  * Each prints what it measured: writes answered and stored, events delivered, 503s, the time from
  * the failover to the first write on the new primary, and the p99 latency around it.
  *
@@ -26,6 +26,7 @@ import {
   quantile,
   startLoad,
 } from './test-support/failover-load.js';
+import { checkUpdates } from './test-support/failover-updates.js';
 import { type FailoverCluster, pgAutoFailoverMissing, startFailoverCluster } from './test-support/pg-auto-failover.js';
 import { collect, type ServiceProcess, spawnApi, startServiceProcess } from './test-support/service-process.js';
 import { eventually, FAST_WEBHOOKS, subscribe } from './test-support/webhook-end-to-end.js';
@@ -47,9 +48,10 @@ if (SKIP) {
  * docs/operations.md reports; the default keeps the suite short.
  */
 const WINDOW_SECONDS = Number(process.env.FAILOVER_WINDOW_SECONDS ?? '5');
-/** The load (see startLoad): creates per second over both processes, reads, deletes. */
+/** The load (see startLoad): creates per second over both processes, reads, updates, deletes. */
 const CREATE_RATE = 600;
 const READ_RATE = 100;
+const UPDATE_RATE = 100;
 const DELETE_RATE = 20;
 const PROBE_EVERY_MS = 50;
 /** Probes answered this close to the first write on the new primary may already see it. */
@@ -86,6 +88,10 @@ function probeUrlOf(service: ServiceProcess): string {
 /** Deliveries given up on after their last attempt (none may be, here). */
 const WEBHOOKS_GIVEN_UP = 'webhook_delivery_attempts_total{result="failed"}';
 
+/** A counter of PostgreSQL connections (see service-metrics.ts) for one host (`host:port`). */
+const connectionsOf = (name: 'opened' | 'discarded', host: string) => `db_connections_${name}_total{host="${host}"}`;
+
+/** A metric's value (`name` with its labels as the exposition writes them), 0 when not exposed yet. */
 async function metricValue(service: ServiceProcess, name: string): Promise<number> {
   const text = await (await fetch(`${probeUrlOf(service)}/metrics`)).text();
   const line = text.split('\n').find((entry) => entry.startsWith(`${name} `));
@@ -168,6 +174,7 @@ describe.skipIf(SKIP)(
         tokens: writerTokens,
         createRate: 200,
         readRate: 20,
+        updateRate: 0,
         deleteRate: 0,
         probeEveryMs: 200,
         firstId: 900_000_000_000n,
@@ -252,6 +259,19 @@ describe.skipIf(SKIP)(
         const failoversBefore = await Promise.all(
           services.map((service) => metricValue(service, 'db_failovers_total')),
         );
+        // Per process: connections opened and discarded, by host, before the failover.
+        const hosts = (await cluster.nodes()).map((node) => node.host);
+        const connectionsBefore = await Promise.all(
+          services.map(async (service) => {
+            const counts = new Map<string, number>();
+            for (const host of hosts) {
+              for (const kind of ['opened', 'discarded'] as const) {
+                counts.set(connectionsOf(kind, host), await metricValue(service, connectionsOf(kind, host)));
+              }
+            }
+            return counts;
+          }),
+        );
         const switchesBefore = services.map((service) => loggedAt(service, /^database failover/).length);
         const firstId = BigInt(index + 1) * 1_000_000_000n;
         const load = startLoad({
@@ -259,6 +279,7 @@ describe.skipIf(SKIP)(
           tokens: writerTokens,
           createRate: CREATE_RATE,
           readRate: READ_RATE,
+          updateRate: UPDATE_RATE,
           deleteRate: DELETE_RATE,
           probeEveryMs: PROBE_EVERY_MS,
           firstId,
@@ -283,20 +304,34 @@ describe.skipIf(SKIP)(
         const after = await cluster.primary();
         expect(after.name).not.toBe(before.name);
 
-        // The log names the new primary, and the metrics count the failover, in each process.
+        // The log names the new primary, and the metrics count the failover and the reconnections
+        // (connections to the old primary discarded, new ones opened on the new), in each process.
+        const reconnections: string[] = [];
         for (const [at, service] of services.entries()) {
           const [line] = loggedAt(service, /^database failover/).slice(switchesBefore[at] ?? 0);
           expect(line?.line.primary).toBe(after.host);
           expect(line?.line.previous).toBe(before.host);
           expect(await metricValue(service, 'db_failovers_total')).toBe((failoversBefore[at] ?? 0) + 1);
+          const rise = async (kind: 'opened' | 'discarded', host: string) => {
+            const name = connectionsOf(kind, host);
+            return (await metricValue(service, name)) - (connectionsBefore[at]?.get(name) ?? 0);
+          };
+          const discarded = await rise('discarded', before.host);
+          const opened = await rise('opened', after.host);
+          expect(discarded, `${connectionsOf('discarded', before.host)} of process ${at + 1}`).toBeGreaterThan(0);
+          expect(opened, `${connectionsOf('opened', after.host)} of process ${at + 1}`).toBeGreaterThan(0);
+          reconnections.push(
+            `process ${at + 1} ${discarded} discarded on ${before.host}, ${opened} opened on ${after.host}`,
+          );
           expect(service.alive()).toBe(true);
         }
 
         const { answers } = load;
         const requests = answers.filter((answer) => answer.kind !== 'readyz');
         const creates = requests.filter((answer) => answer.kind === 'create');
-        // Every answer is one the contract allows: 200/204, or 503 with Retry-After; never a 500,
-        // never none (the client waits 5 s).
+        const updates = requests.filter((answer) => answer.kind === 'update');
+        // Every answer is one the contract allows: 200/204, or 503 with Retry-After (a 404 to a read
+        // or update of a plant deleted meanwhile); never a 500, never none (the client waits 5 s).
         const deletedSince = (id: bigint) => load.deleted.has(id) || load.maybeDeleted.has(id);
         expect(
           answers
@@ -360,25 +395,30 @@ describe.skipIf(SKIP)(
         }
 
         // Every create answered 200 is stored (unless deleted since), every delete answered 204 is
-        // gone, and nothing is stored that no client sent.
+        // gone, every update answered 200 is what is stored (unless superseded), and nothing is
+        // stored that no client sent.
         const check = new pg.Client({ connectionString: `postgres://postgres@${after.host}/${cluster.database}` });
         await check.connect();
-        let stored: Set<bigint>;
+        let storedNames: Map<bigint, string>;
         try {
-          const { rows } = await check.query<{ id: string }>(
-            'SELECT id::text AS id FROM plants WHERE id >= $1 AND id < $2',
+          const { rows } = await check.query<{ id: string; name: string }>(
+            'SELECT id::text AS id, name FROM plants WHERE id >= $1 AND id < $2',
             [firstId.toString(), (firstId + 1_000_000_000n).toString()],
           );
-          stored = new Set(rows.map((row) => BigInt(row.id)));
+          storedNames = new Map(rows.map((row) => [BigInt(row.id), row.name]));
         } finally {
           await check.end();
         }
+        const stored = new Set(storedNames.keys());
         const lost = [...load.acknowledged].filter(
           (id) => !stored.has(id) && !load.deleted.has(id) && !load.maybeDeleted.has(id),
         );
         expect(lost.slice(0, 20)).toEqual([]);
         expect([...load.deleted].filter((id) => stored.has(id)).slice(0, 20)).toEqual([]);
         expect([...stored].filter((id) => !load.sent.has(id)).slice(0, 20)).toEqual([]);
+        const updatesChecked = checkUpdates(load.updates, storedNames, deletedSince);
+        expect(updatesChecked.lost.slice(0, 20)).toEqual([]);
+        expect(updatesChecked.acknowledged).toBeGreaterThan(0);
 
         // Every acknowledged create's event reaches the receiver, at least once.
         const undelivered = () => [...load.acknowledged].filter((id) => !deliveredIds().has(id));
@@ -404,13 +444,15 @@ describe.skipIf(SKIP)(
         console.log(
           [
             `${name}: ${before.host} -> ${after.host}`,
-            `  load: ${creates.length.toLocaleString('en')} creates (${Math.round(steady.length / steadySeconds)}/s sent and ${Math.round(answeredPerSecond)}/s answered before the failover, from ${writerTokens.length} tokens over ${services.length} processes), ${requests.filter((a) => a.kind === 'read').length} reads, ${requests.filter((a) => a.kind === 'delete').length} deletes, ${answers.length - requests.length} readiness probes, over ${windowSeconds.toFixed(1)} s`,
+            `  load: ${creates.length.toLocaleString('en')} creates (${Math.round(steady.length / steadySeconds)}/s sent and ${Math.round(answeredPerSecond)}/s answered before the failover, from ${writerTokens.length} tokens over ${services.length} processes), ${requests.filter((a) => a.kind === 'read').length} reads, ${updates.length} updates, ${requests.filter((a) => a.kind === 'delete').length} deletes, ${answers.length - requests.length} readiness probes, over ${windowSeconds.toFixed(1)} s`,
             `  writes: ${load.acknowledged.size.toLocaleString('en')} creates answered 200, all ${stored.size.toLocaleString('en')} stored rows sent by a client, 0 acknowledged lost (${load.deleted.size} deleted with 204)`,
+            `  updates: ${updatesChecked.acknowledged.toLocaleString('en')} of ${updates.length.toLocaleString('en')} answered 200 (${updates.filter((a) => a.status === 404).length} 404 after a delete), on ${updatesChecked.plants.toLocaleString('en')} plants: the last acknowledged update of each stored (${updatesChecked.deleted} deleted since), 0 lost`,
             `  events: ${load.acknowledged.size.toLocaleString('en')} of ${load.acknowledged.size.toLocaleString('en')} acknowledged creates delivered (${receiver.received.length.toLocaleString('en')} deliveries so far)`,
-            `  503s: ${refused} (${creates.filter((a) => a.status === 503).length} creates), each with Retry-After; other answers 200/204; no 500, none unanswered`,
+            `  503s: ${refused} (${creates.filter((a) => a.status === 503).length} creates, ${updates.filter((a) => a.status === 503).length} updates), each with Retry-After; other answers 200/204 (404 to a read or update of a plant deleted meanwhile); no 500, none unanswered`,
             `  time from the failover to the first 200 write on the new primary: ${firstWrites.map((at, n) => `process ${n + 1} ${seconds(at - triggeredAt)}`).join(', ')}`,
             `  p99 latency over the window: ${ms(quantile(latencies(requests), 0.99))} (creates ${ms(quantile(latencies(creates), 0.99))}, median ${ms(quantile(latencies(creates), 0.5))}); slowest ${ms(Math.max(...latencies(requests)))}`,
             `  readiness: 503 on both ports of both processes from their first refused write until writes succeeded, then 200`,
+            `  reconnections: ${reconnections.join('; ')}`,
           ].join('\n'),
         );
         expect(steady.length / steadySeconds).toBeGreaterThanOrEqual(500);

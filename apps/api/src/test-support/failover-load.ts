@@ -1,12 +1,12 @@
 import { parseJson, stringifyJson } from '@plant-store/schema';
 import { Agent, request } from 'undici';
 
-/** The failover suite's traffic: paced creates, reads and deletes, and readiness probes, all recorded. */
+/** The failover suite's traffic: paced creates, reads, updates and deletes, and readiness probes, all recorded. */
 
 /** Wall-clock milliseconds with sub-millisecond precision (comparable with the services' log times). */
 export const clock = (): number => performance.timeOrigin + performance.now();
 
-export type RequestKind = 'create' | 'read' | 'delete' | 'readyz';
+export type RequestKind = 'create' | 'read' | 'update' | 'delete' | 'readyz';
 
 export interface Answer {
   readonly kind: RequestKind;
@@ -37,6 +37,8 @@ export interface LoadOptions {
   /** Creates per second, over every service. */
   readonly createRate: number;
   readonly readRate: number;
+  /** Updates per second (a new name for a plant created and answered 200, one update of a plant at a time). */
+  readonly updateRate: number;
   readonly deleteRate: number;
   /** How often each port of each service is probed. */
   readonly probeEveryMs: number;
@@ -54,12 +56,22 @@ export interface Load {
   readonly maybeDeleted: Set<bigint>;
   /** Every id a create sent. */
   readonly sent: Set<bigint>;
+  /** Every update, in the order sent (a plant's updates one after another: each waits for the one before). */
+  readonly updates: SentUpdate[];
   stop(): Promise<void>;
+}
+
+/** An update: the name it sent (each update's own) and its answer. */
+export interface SentUpdate {
+  readonly id: bigint;
+  readonly name: string;
+  readonly answer: Answer;
 }
 
 const CLIENT_TIMEOUT_MS = 5_000;
 /** Creates waiting for their answer at most: beyond, the schedule waits (the services are too slow). */
 const MAX_CREATES_IN_FLIGHT = 512;
+const MERGE_PATCH = 'application/merge-patch+json';
 
 export function startLoad(options: LoadOptions): Load {
   const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -69,7 +81,10 @@ export function startLoad(options: LoadOptions): Load {
   const deleted = new Set<bigint>();
   const maybeDeleted = new Set<bigint>();
   const deleting = new Set<bigint>();
+  const updating = new Set<bigint>();
   const sent = new Set<bigint>();
+  const updates: SentUpdate[] = [];
+  let updatesSent = 0;
   let nextId = options.firstId;
   let running = true;
 
@@ -78,14 +93,14 @@ export function startLoad(options: LoadOptions): Load {
     service: number,
     port: 'api' | 'probe',
     path: string,
-    init: { method: 'GET' | 'POST' | 'DELETE'; token?: string; body?: string },
+    init: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; token?: string; body?: string; contentType?: string },
     id?: bigint,
   ): Promise<Answer> {
     const target = options.services[service] as LoadTarget;
     const startedAt = clock();
     const headers: Record<string, string> = {};
     if (init.token) headers.authorization = `Bearer ${init.token}`;
-    if (init.body) headers['content-type'] = 'application/json';
+    if (init.body) headers['content-type'] = init.contentType ?? 'application/json';
     let answer: Answer;
     try {
       const response = await request(`${port === 'api' ? target.url : target.probeUrl}${path}`, {
@@ -204,6 +219,30 @@ export function startLoad(options: LoadOptions): Load {
         const id = pick();
         if (id !== undefined) await send('read', service, 'api', `/plants/${id}`, { method: 'GET', token }, id);
       }),
+      // Never two updates of a plant at once, so that the last one answered 200 is the one stored
+      // (a delete may overtake one: it then answers 404).
+      paced(options.updateRate / services, async () => {
+        const id = pick();
+        if (id === undefined || updating.has(id)) return;
+        updating.add(id);
+        const name = `plant ${id} update ${updatesSent++}`;
+        const body = stringifyJson({ name });
+        const answer = await send(
+          'update',
+          service,
+          'api',
+          `/plants/${id}`,
+          {
+            method: 'PATCH',
+            token,
+            body,
+            contentType: MERGE_PATCH,
+          },
+          id,
+        );
+        updating.delete(id);
+        updates.push({ id, name, answer });
+      }),
       paced(options.deleteRate / services, async () => {
         const id = pick();
         if (id === undefined) return;
@@ -228,6 +267,7 @@ export function startLoad(options: LoadOptions): Load {
     deleted,
     maybeDeleted,
     sent,
+    updates,
     async stop() {
       running = false;
       await Promise.all(loops);
@@ -238,7 +278,7 @@ export function startLoad(options: LoadOptions): Load {
 
 /**
  * Whether an answer is one the contract allows for its request (never a 500, never none). A read
- * may find its plant gone when a delete of it was sent meanwhile (`deleted`).
+ * or an update may find its plant gone when a delete of it was sent meanwhile (`deleted`).
  */
 export function isAllowed(answer: Answer, deleted: (id: bigint) => boolean): boolean {
   if (answer.status === 503) return isUnavailableAnswer(answer);
@@ -246,6 +286,7 @@ export function isAllowed(answer: Answer, deleted: (id: bigint) => boolean): boo
     case 'create':
       return answer.status === 200 && bodyId(answer) === answer.id;
     case 'read':
+    case 'update':
       if (answer.status === 404 && answer.id !== undefined && deleted(answer.id)) return true;
       return answer.status === 200 && bodyId(answer) === answer.id;
     case 'delete':

@@ -107,6 +107,13 @@ function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Whether the process exists and is not a zombie (its parent, PID 1 here, may never reap it). */
+async function isRunning(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // `pid (comm) state ...`: the state follows the last parenthesis (comm may hold some).
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+}
+
 function signalGroup(keeper: ChildProcess | undefined, signal: NodeJS.Signals): void {
   if (keeper?.pid === undefined) throw new Error('no keeper runs for that node');
   process.kill(-keeper.pid, signal);
@@ -137,6 +144,19 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
   const keepers = new Map<string, ChildProcess>();
   /** The PostgreSQL processes freezeNode stopped, by node. */
   const frozen = new Map<string, number[]>();
+  /**
+   * The PostgreSQL processes the node's postmaster started (none when it is not running: a killed
+   * node's postmaster.pid stays behind, and its pid may be another process's by now).
+   */
+  const postgresChildren = async (name: string): Promise<number[]> => {
+    const pidFile = await readFile(join(folder, name, 'postmaster.pid'), 'utf8').catch(() => '');
+    const postmaster = pidFile.split('\n')[0] ?? '';
+    if (!/^\d+$/.test(postmaster)) return [];
+    const comm = await readFile(`/proc/${postmaster}/comm`, 'utf8').catch(() => '');
+    if (comm.trim() !== 'postgres' || !(await isRunning(Number(postmaster)))) return [];
+    const { stdout } = await run('pgrep', ['-P', postmaster, '-x', 'postgres']).catch(() => ({ stdout: '' }));
+    return stdout.split('\n').filter(Boolean).map(Number);
+  };
   const startKeeper = (name: string) => {
     const logFd = openSync(join(folder, `${name}.log`), 'a');
     // A process group of its own: SIGKILL to the group is the machine dying.
@@ -208,9 +228,7 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
     async freezeNode(name) {
       // The postmaster first (it forks no process once stopped), then its children.
       signalGroup(keepers.get(name), 'SIGSTOP');
-      const postmaster = (await readFile(join(folder, name, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '';
-      const { stdout } = await run('pgrep', ['-P', postmaster]).catch(() => ({ stdout: '' }));
-      const children = stdout.split('\n').filter(Boolean).map(Number);
+      const children = await postgresChildren(name);
       frozen.set(name, children);
       for (const pid of children) signalPid(pid, 'SIGSTOP');
     },
@@ -238,6 +256,10 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
       await monitor.end().catch(() => {});
       for (const pid of [...frozen.values()].flat()) signalPid(pid, 'SIGCONT');
       frozen.clear();
+      // PostgreSQL's processes leave the keeper's group, and most exit when they see the postmaster
+      // gone, but not all: the monitor's healthcheck worker does not watch for it (and keeps the
+      // monitor's logger alive with it). Each is killed by its pid after its group.
+      const children = (await Promise.all([...keepers.keys()].map(postgresChildren))).flat();
       for (const keeper of keepers.values()) {
         if (keeper.pid === undefined) continue;
         signalGroup(keeper, 'SIGCONT');
@@ -247,6 +269,8 @@ export async function startFailoverCluster(database = 'plant_store'): Promise<Fa
           await new Promise((resolve) => keeper.once('exit', resolve));
       }
       keepers.clear();
+      for (const pid of children) signalPid(pid, 'SIGKILL');
+      await waitUntilAsync(async () => !(await Promise.all(children.map(isRunning))).includes(true), 10_000);
       // A killed group's PostgreSQL may take a moment to release its files.
       await rm(folder, { recursive: true, force: true, maxRetries: 5 });
     },
