@@ -2,7 +2,7 @@ import type { NewPlant } from '@plant-store/schema';
 import type { AuditActor } from '../audit/audit-records.js';
 import { actorParameters } from '../audit/audit-sql.js';
 import { ImportRejectedError } from '../errors.js';
-import { fanOutDue, NOW_RFC3339, plantJsonOpen } from './plant-json.js';
+import { fanOutDue, NOW_RFC3339, orderedEventIdPrefixSql, orderedEventIdSql, plantJsonOpen } from './plant-json.js';
 
 /** One line of an import, validated (`value`, a NewPlant), with its 1-based line number in the stream. */
 export interface ImportLine {
@@ -71,7 +71,7 @@ export interface MergeShape {
  * - `events`: plant.created for each, the payload and envelope a create writes, the timestamp read
  *   once for the statement (as a create's statement does), queued for the fan-out only while a
  *   subscription takes plant.created (see fanOutDue). Their ids are `msg_` and a UUIDv7 made of the
- *   statement's clock and the event's `seq` (importEventIdSql): unique as `seq` is, and ascending,
+ *   statement's clock and the event's `seq` (orderedEventIdSql): unique as `seq` is, and ascending,
  *   so a million of them go to the right-hand edge of the primary key's index rather than to a
  *   random page each.
  * $1 the creating team, $2 the traceparent, $3-$6 the actor (kind, name, team, address).
@@ -113,10 +113,10 @@ export function mergeImportSql(table: string, shape: MergeShape = { uniqueIds: f
   FROM inserted
   ORDER BY inserted.id
 ), clock AS (
-  SELECT ${NOW_RFC3339} AS timestamp, ${importEventIdPrefixSql()} AS id_prefix
+  SELECT ${NOW_RFC3339} AS timestamp, ${orderedEventIdPrefixSql()} AS id_prefix
 ), events AS (
   INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT ${importEventIdSql('clock.id_prefix', 'numbered.seq')}, numbered.seq, numbered.id, 'plant.created', numbered.version,
+  SELECT ${orderedEventIdSql('clock.id_prefix', 'numbered.seq')}, numbered.seq, numbered.id, 'plant.created', numbered.version,
     numbered.plant || '}',
     '{"type":"plant.created","timestamp":"' || clock.timestamp || '","data":' || numbered.plant || ',"version":' || numbered.version::text || '}}',
     $2::text, ${fanOutDue('plant.created')}
@@ -140,26 +140,6 @@ SELECT (SELECT line::text FROM repeated) AS repeated_line, (SELECT first_line::t
   counts.lines::text AS lines, counts.stored::text AS stored, counts.already_stored::text AS already_stored,
   counts.ids::text AS ids, (SELECT count(*) FILTER (WHERE queued) FROM events)::int AS events
 FROM counts`;
-}
-
-/**
- * The first 23 characters of an imported event's id, the same for the whole statement:
- * `msg_` and a UUIDv7's first three groups, `tttttttt-tttt-7000`: the statement's clock in
- * milliseconds since the epoch (48 bits), version 7, and 12 bits of zeros.
- */
-function importEventIdPrefixSql(): string {
-  return `'msg_' || (SELECT substr(hex, 1, 8) || '-' || substr(hex, 9, 4) || '-7000'
-    FROM (SELECT lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') AS hex) AS clock_hex)`;
-}
-
-/**
- * An imported event's id: the prefix (importEventIdPrefixSql), then the UUID's variant (binary 10)
- * and the event's `seq` in the 60 bits after it, as the last two groups, `-8sss-ssssssssssss`:
- * unique as `seq` is, ascending with it, a valid UUIDv7 (RFC 9562: the bits after the clock need
- * not be random) and so a valid Standard Webhooks message id.
- */
-function importEventIdSql(prefix: string, seq: string): string {
-  return `${prefix} || '-8' || overlay(lpad(to_hex(${seq}), 15, '0') PLACING '-' FROM 4 FOR 0)`;
 }
 
 /**

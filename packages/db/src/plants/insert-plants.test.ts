@@ -25,7 +25,8 @@ interface DeliveryRow {
   readonly leased: boolean;
 }
 
-const EVENT_ID = /^msg_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** A created event's id: `msg_` and a UUIDv7 of the statement's clock and the event's seq. */
+const EVENT_ID = /^msg_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine) => {
   let storage: TestStorage;
@@ -154,6 +155,13 @@ describe.each(testEngines())('the webhook outbox and its fan-out on %s', (engine
     const results = await Promise.all(plants.map((plant) => writer.create(plant)));
     expect(results.every((result) => result.created)).toBe(true);
     const events = await eventsOf(plants.map((plant) => plant.id));
+    // Ids ascend with the events' order: the right-hand edge of the primary key, not a random page.
+    const { rows: ordered } = await client.sql.query<{ id: string }>(
+      'SELECT id FROM webhook_events WHERE plant_id = ANY ($1::text[]::bigint[]) ORDER BY seq',
+      [plants.map((plant) => plant.id.toString())],
+    );
+    expect(ordered.map((row) => row.id)).toEqual(ordered.map((row) => row.id).sort());
+    for (const { id } of ordered) expect(id).toMatch(EVENT_ID);
     expect(events.map((event) => [event.plant_id, event.payload])).toEqual([
       ['-9223372036854775808', '{"id":-9223372036854775808,"name":"Min"}'],
       ['9007199254740993', '{"id":9007199254740993,"name":"Past doubles","tag":""}'],

@@ -47,3 +47,26 @@ export function fanOutDue(type: string): string {
   return `CASE WHEN EXISTS (SELECT FROM public.webhook_subscriptions AS subscribers
     WHERE subscribers.enabled AND '${type}' = ANY (subscribers.event_types)) THEN NULL ELSE now() END`;
 }
+
+/**
+ * The first 23 characters of a written event's id, the same for the whole statement: `msg_` and
+ * a UUIDv7's first three groups, `tttttttt-tttt-7000`: the statement's clock in milliseconds
+ * since the epoch (48 bits), version 7, and 12 bits of zeros.
+ */
+export function orderedEventIdPrefixSql(): string {
+  return `'msg_' || (SELECT substr(hex, 1, 8) || '-' || substr(hex, 9, 4) || '-7000'
+    FROM (SELECT lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') AS hex) AS clock_hex)`;
+}
+
+/**
+ * A created or imported event's id: the prefix (orderedEventIdPrefixSql), then the UUID's variant
+ * (binary 10) and the event's `seq` in the 60 bits after it, as the last two groups,
+ * `-8sss-ssssssssssss`: unique as `seq` is, ascending with it, a valid UUIDv7 (RFC 9562: the bits
+ * after the clock need not be random) and so a valid Standard Webhooks message id. Ascending ids
+ * go to the right-hand edge of the events' primary key rather than to a random page each (a
+ * random `gen_random_uuid()` id dirtied a page of that index a row, and wrote it whole to the WAL
+ * after every checkpoint).
+ */
+export function orderedEventIdSql(prefix: string, seq: string): string {
+  return `${prefix} || '-8' || overlay(lpad(to_hex(${seq}), 15, '0') PLACING '-' FROM 4 FOR 0)`;
+}
