@@ -60,6 +60,12 @@ describe.each(testEngines())('the event feed on %s', (engine) => {
       if (!previous || !current) throw new Error('a cursor did not parse');
       expect(previous.txid < current.txid || (previous.txid === current.txid && previous.seq < current.seq)).toBe(true);
     }
+    // Every kind's id is msg_ and a UUIDv7 (the statement's clock, the event's seq): ascending in
+    // the feed's order, each on the right-hand edge of the events' primary key.
+    const ids = items.map((item) => item.eventId);
+    for (const id of ids)
+      expect(id).toMatch(/^msg_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
     // The delete carries the plant as it was, with a version of its own above the update's.
     expect(items[3]?.data.version).toBeGreaterThan(items[1]?.data.version ?? Number.POSITIVE_INFINITY);
     const typed = await db.listEvents({ limit: 10, after: start, type: 'plant.created' });
