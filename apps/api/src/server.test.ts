@@ -68,6 +68,9 @@ describe.each(testEngines())('service lifecycle on %s', (engine) => {
       const banner = first.printed.join('');
       const token = /PLANT_STORE_TOKEN=(pst_[A-Za-z0-9_-]{43})/.exec(banner)?.[1];
       expect(token).toBeDefined();
+      // More tokens, in words that work on a fresh machine with only npm: over HTTP, or the command.
+      expect(banner).toContain('POST /tokens with this one');
+      expect(banner).toContain('npx --yes pnpm@10.34.9 run token create --name NAME --scope plants:write');
       const created = await request(first.url, '/plants', { body: '{"id": 1, "name": "First"}', token: token ?? '' });
       expect(created.status).toBe(200);
       expect(first.logs.join('')).not.toContain(token);
