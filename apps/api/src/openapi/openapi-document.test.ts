@@ -153,8 +153,8 @@ describe('the OpenAPI document', () => {
         );
       } else if (path.startsWith('/webhooks') || path.startsWith('/tokens') || path === '/audit-events') {
         const scope = path.startsWith('/webhooks') ? 'webhooks:manage' : 'tokens:manage';
-        // Subscribing needs plants:read too: the events carry plants.
-        if (operation.operationId === 'createWebhook') {
+        // Subscribing, or changing a subscription, needs plants:read too: the events carry plants.
+        if (operation.operationId === 'createWebhook' || operation.operationId === 'updateWebhook') {
           expect(security).toEqual([{ bearerAuth: [scope, 'plants:read'] }]);
           expect(operation.description).toContain('Requires the `webhooks:manage` and `plants:read` scopes.');
         } else {
