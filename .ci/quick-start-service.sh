@@ -50,10 +50,12 @@ answer=$(curl -sS -X POST "$url/plants" -H "Authorization: Bearer $token" -H 'Co
 echo "POST /plants with the printed token: $answer"
 
 stop
+# Every process of the group, not only its leader: bash and pnpm may be gone while the service
+# still drains and writes its last lines (the access lines and "stopped" go out at exit).
 for _ in $(seq 1 30); do
-  kill -0 "$group" 2>/dev/null || break
+  kill -0 -- "-$group" 2>/dev/null || break
   sleep 1
 done
-kill -0 "$group" 2>/dev/null && fail "still running 30 s after SIGTERM"
+kill -0 -- "-$group" 2>/dev/null && fail "still running 30 s after SIGTERM"
 grep -q '"message":"stopped"' "$work/stderr" || fail "the service did not log that it stopped"
 echo "started on $runtime (the pin), served, and stopped on SIGTERM"
