@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { waitUntil } from './wait-until.js';
 
 // What the console's browser suites share: Debian's Chromium, a page that records every problem,
 // axe-core run inside it, screenshots.
@@ -103,4 +104,21 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /** Whether the page is wider than its viewport (a horizontal scroll bar): unreadable at that width. */
 export async function overflowsViewport(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
+}
+
+/**
+ * Presses Refresh on a subscription's deliveries until their statuses, in the page's order and
+ * joined with commas, read `statuses` (the dispatcher works on its own time).
+ */
+export async function refreshDeliveriesUntil(page: Page, statuses: string): Promise<void> {
+  const delivery = page.getByTestId('delivery');
+  await waitUntil(
+    async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.getByText('Loading deliveries…').waitFor({ state: 'detached' });
+      return (await delivery.locator('.status').allTextContents()).join() === statuses;
+    },
+    20_000,
+    100,
+  );
 }
