@@ -3,7 +3,7 @@ import { actorParameters } from '../audit/audit-sql.js';
 import { translateError } from '../prisma-errors.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { findPlantRows } from './find-plant.js';
-import { fanOutDue, orderedEventIdPrefixSql, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
+import { fanOutDue, NEXT_EVENT_SEQ, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
 
 /**
  * Deletes a plant, one statement (one transaction): only while it has one of the versions `$6`
@@ -22,10 +22,10 @@ export const DELETE_PLANT_SQL = `WITH deleted AS (
   RETURNING id, name, tag, created_by_team, nextval('public.plant_versions') AS deletion_version
 ), events AS (
   INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT ${orderedEventIdSql(orderedEventIdPrefixSql(), 'gone.seq')}, gone.seq, gone.id, 'plant.deleted', gone.version,
+  SELECT ${orderedEventIdSql('gone.seq')}, gone.seq, gone.id, 'plant.deleted', gone.version,
     body.doc, body.doc, $7::text, ${fanOutDue('plant.deleted')}
   FROM (SELECT deleted.id, deleted.name, deleted.tag, deleted.deletion_version AS version,
-      nextval('public.webhook_events_seq_seq'::regclass) AS seq FROM deleted) AS gone
+      ${NEXT_EVENT_SEQ} AS seq FROM deleted) AS gone
   CROSS JOIN LATERAL (SELECT ${plantEnvelopeJson('plant.deleted', 'gone')} AS doc) AS body
   RETURNING fanned_out_at IS NULL AS queued
 ), audited AS (

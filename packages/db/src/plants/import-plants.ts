@@ -2,7 +2,14 @@ import type { NewPlant } from '@plant-store/schema';
 import type { AuditActor } from '../audit/audit-records.js';
 import { actorParameters } from '../audit/audit-sql.js';
 import { ImportRejectedError } from '../errors.js';
-import { fanOutDue, NOW_RFC3339, orderedEventIdPrefixSql, orderedEventIdSql, plantJsonOpen } from './plant-json.js';
+import {
+  fanOutDue,
+  NEXT_EVENT_SEQ,
+  NOW_RFC3339,
+  orderedEventIdPrefixSql,
+  orderedEventIdSql,
+  plantJsonOpen,
+} from './plant-json.js';
 
 /** One line of an import, validated (`value`, a NewPlant), with its 1-based line number in the stream. */
 export interface ImportLine {
@@ -108,7 +115,7 @@ export function mergeImportSql(table: string, shape: MergeShape = { uniqueIds: f
   ORDER BY firsts.id${shape.onConflict ? ' ON CONFLICT (id) DO NOTHING' : ''}
   RETURNING id, name, tag, version
 ), numbered AS (
-  SELECT inserted.id, inserted.version, nextval('public.webhook_events_seq_seq'::regclass) AS seq,
+  SELECT inserted.id, inserted.version, ${NEXT_EVENT_SEQ} AS seq,
     ${plantJsonOpen('inserted')} AS plant
   FROM inserted
   ORDER BY inserted.id
@@ -116,7 +123,7 @@ export function mergeImportSql(table: string, shape: MergeShape = { uniqueIds: f
   SELECT ${NOW_RFC3339} AS timestamp, ${orderedEventIdPrefixSql()} AS id_prefix
 ), events AS (
   INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT ${orderedEventIdSql('clock.id_prefix', 'numbered.seq')}, numbered.seq, numbered.id, 'plant.created', numbered.version,
+  SELECT ${orderedEventIdSql('numbered.seq', 'clock.id_prefix')}, numbered.seq, numbered.id, 'plant.created', numbered.version,
     numbered.plant || '}',
     '{"type":"plant.created","timestamp":"' || clock.timestamp || '","data":' || numbered.plant || ',"version":' || numbered.version::text || '}}',
     $2::text, ${fanOutDue('plant.created')}

@@ -1,6 +1,6 @@
 import { type NewPlant, stringifyJson } from '@plant-store/schema';
 import type { SqlRunner } from '../sql-runner.js';
-import { fanOutDue, orderedEventIdPrefixSql, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
+import { fanOutDue, NEXT_EVENT_SEQ, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
 
 /**
  * A plant to insert, with the W3C traceparent of the request that creates it when that request
@@ -19,8 +19,9 @@ export interface PlantInsert extends NewPlant {
  * writes its plant.created event: the feed's record of it, always (the price of the feed: one row
  * a create), with the body a `{plant.created}` subscription gets (`$4`, built by the caller) and
  * the envelope every other gets (written here, with the version), keeping each create's
- * traceparent (`$5`, null when not traced). Its id ascends with its `seq` (orderedEventIdSql). An event is queued for the fan-out only while an
- * enabled subscription takes plant.created (see fanOutDue); otherwise it is written fanned out.
+ * traceparent (`$5`, null when not traced). Its id ascends with its `seq` (orderedEventIdSql).
+ * An event is queued for the fan-out only while an enabled subscription takes plant.created (see
+ * fanOutDue); otherwise it is written fanned out.
  * `$6` is each plant's creating team (null when unknown). One statement is one transaction: the
  * plants and their events commit together or not at all.
  *
@@ -34,10 +35,10 @@ export const INSERT_PLANTS_SQL = `WITH inserted AS (
   ON CONFLICT (id) DO NOTHING
   RETURNING id, name, tag, version
 ), numbered AS (
-  SELECT inserted.*, nextval('public.webhook_events_seq_seq'::regclass) AS seq FROM inserted ORDER BY inserted.id
+  SELECT inserted.*, ${NEXT_EVENT_SEQ} AS seq FROM inserted ORDER BY inserted.id
 ), events AS (
   INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT ${orderedEventIdSql(orderedEventIdPrefixSql(), 'numbered.seq')}, numbered.seq, numbered.id, 'plant.created',
+  SELECT ${orderedEventIdSql('numbered.seq')}, numbered.seq, numbered.id, 'plant.created',
     numbered.version, input.payload, ${plantEnvelopeJson('plant.created', 'numbered')}, input.trace_parent,
     ${fanOutDue('plant.created')}
   FROM numbered

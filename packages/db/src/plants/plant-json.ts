@@ -59,14 +59,20 @@ export function orderedEventIdPrefixSql(): string {
 }
 
 /**
- * A created or imported event's id: the prefix (orderedEventIdPrefixSql), then the UUID's variant
- * (binary 10) and the event's `seq` in the 60 bits after it, as the last two groups,
- * `-8sss-ssssssssssss`: unique as `seq` is, ascending with it, a valid UUIDv7 (RFC 9562: the bits
- * after the clock need not be random) and so a valid Standard Webhooks message id. Ascending ids
- * go to the right-hand edge of the events' primary key rather than to a random page each (a
- * random `gen_random_uuid()` id dirtied a page of that index a row, and wrote it whole to the WAL
- * after every checkpoint).
+ * The events' next `seq` (the column's own default), taken in the statement that writes an event
+ * so that its id (orderedEventIdSql) can be made of it.
  */
-export function orderedEventIdSql(prefix: string, seq: string): string {
+export const NEXT_EVENT_SEQ = "nextval('public.webhook_events_seq_seq'::regclass)";
+
+/**
+ * An event's id: the prefix (orderedEventIdPrefixSql, by default read in place: one value for the
+ * statement), then the UUID's variant (binary 10) and the event's `seq` in the 60 bits after it,
+ * as the last two groups, `-8sss-ssssssssssss`: unique as `seq` is, ascending with it, a valid
+ * UUIDv7 (RFC 9562: the bits after the clock need not be random) and so a valid Standard Webhooks
+ * message id. Ascending ids go to the right-hand edge of the events' primary key rather than to a
+ * random page each (a random `gen_random_uuid()` id dirtied a page of that index a row, and wrote
+ * it whole to the WAL after every checkpoint).
+ */
+export function orderedEventIdSql(seq: string, prefix = orderedEventIdPrefixSql()): string {
   return `${prefix} || '-8' || overlay(lpad(to_hex(${seq}), 15, '0') PLACING '-' FROM 4 FOR 0)`;
 }

@@ -1,7 +1,7 @@
 import type { AuditActor } from '../audit/audit-records.js';
 import type { SqlRunner } from '../sql-runner.js';
 import { PLANT_ROW_COLUMNS, type PlantRowText, toPlantRow } from './find-plant.js';
-import { fanOutDue, orderedEventIdPrefixSql, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
+import { fanOutDue, NEXT_EVENT_SEQ, orderedEventIdSql, plantEnvelopeJson } from './plant-json.js';
 import type { PlantRow } from './plant-record.js';
 
 /** What a merge patch (RFC 7396) of a plant changes: `name` when given; `tag` set, removed (null), or kept (absent). */
@@ -48,9 +48,9 @@ export const UPDATE_PLANTS_SQL = `WITH input AS (
     input.actor_name, input.actor_team, input.client_address
 ), events AS (
   INSERT INTO public.webhook_events (id, seq, plant_id, type, version, payload, envelope, trace_parent, fanned_out_at)
-  SELECT ${orderedEventIdSql(orderedEventIdPrefixSql(), 'numbered.seq')}, numbered.seq, numbered.id, 'plant.updated',
+  SELECT ${orderedEventIdSql('numbered.seq')}, numbered.seq, numbered.id, 'plant.updated',
     numbered.version, body.doc, body.doc, numbered.trace_parent, ${fanOutDue('plant.updated')}
-  FROM (SELECT updated.*, nextval('public.webhook_events_seq_seq'::regclass) AS seq FROM updated) AS numbered
+  FROM (SELECT updated.*, ${NEXT_EVENT_SEQ} AS seq FROM updated) AS numbered
   CROSS JOIN LATERAL (SELECT ${plantEnvelopeJson('plant.updated', 'numbered')} AS doc) AS body
   RETURNING fanned_out_at IS NULL AS queued
 ), audited AS (
