@@ -64,7 +64,7 @@ export async function startCpuWindow(pids: {
 }
 
 /** utime + stime of a process, from /proc/<pid>/stat (fields 14 and 15). */
-async function processCpuSeconds(pid: number): Promise<number | undefined> {
+export async function processCpuSeconds(pid: number): Promise<number | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.

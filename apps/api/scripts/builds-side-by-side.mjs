@@ -28,7 +28,7 @@
  *     --before /work/prefeed/apps/api [--after .] [--engines pg,pglite] [--rounds 5] [--seconds 5]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,7 @@ import {
   randomReadId,
 } from '../bench/bench-plants.ts';
 import { startHttpCeiling } from '../bench/ceiling-process.ts';
+import { processCpuSeconds } from '../bench/cpu-usage.ts';
 import { measureHttp } from '../bench/http-load.ts';
 import { createReadSet } from '../bench/read-set.ts';
 import { issueToken, productionEnv, startService } from '../bench/service-process.ts';
@@ -72,11 +73,6 @@ const psql = (sql) => execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres',
 const childEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
 const limits = { AUTH_FAILURE_LIMIT: '1000000/1' };
 
-function cpuTicks(pid) {
-  const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
 function requestsFor(scenario) {
   switch (scenario) {
     case 'create': {
@@ -96,10 +92,10 @@ function requestsFor(scenario) {
 async function measure(target, nextRequest) {
   const load = { url: target.url, token: target.token, nextRequest, expectedStatus: 200 };
   await measureHttp(load, c, { seconds: warmup });
-  const t0 = cpuTicks(target.pid);
+  const cpu0 = await processCpuSeconds(target.pid);
   const m = await measureHttp(load, c, { seconds });
-  const ticks = cpuTicks(target.pid) - t0;
-  return { rate: m.perSecond, us: (ticks * 10_000) / m.completed, bad: m.unexpected + m.errors };
+  const cpu = (await processCpuSeconds(target.pid)) - cpu0;
+  return { rate: m.perSecond, us: (cpu * 1_000_000) / m.completed, bad: m.unexpected + m.errors };
 }
 
 async function startBuild(engine, build) {
